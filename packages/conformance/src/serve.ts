@@ -1,0 +1,18 @@
+// Serves the reference implementation over the JSON-lines subprocess protocol (§11.2), so the
+// harness's subprocess adapter can be tested against a known implementation:
+//   npm run conformance -- --adapter "node --import tsx packages/conformance/src/serve.ts"
+import { createInterface } from "node:readline";
+import type { Json } from "@sbx/wire";
+import { handlerTable, runHandler } from "./adapter/inproc.ts";
+import { loadClasses } from "./registry.ts";
+
+const table = handlerTable(await loadClasses());
+const rl = createInterface({ input: process.stdin });
+let queue = Promise.resolve();
+rl.on("line", (line) => {
+  queue = queue.then(async () => {
+    const req = JSON.parse(line) as { id: number; op: string; input: Json };
+    const r = await runHandler(table, req.op, req.input);
+    process.stdout.write(JSON.stringify({ id: req.id, ...r }) + "\n");
+  });
+});

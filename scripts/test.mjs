@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Runs every packages/*/test/**/*.test.ts file under node's test runner with tsx.
+// Node 20's --test takes no globs, so the files are listed here.
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith(".test.ts")) out.push(p);
+  }
+  return out;
+}
+const filter = process.argv.slice(2);
+const files = [];
+for (const pkg of readdirSync("packages").sort()) {
+  const dir = join("packages", pkg, "test");
+  try {
+    walk(dir, files);
+  } catch {
+    /* package without tests */
+  }
+}
+const chosen = filter.length ? files.filter((f) => filter.some((s) => f.includes(s))) : files;
+const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...chosen], {
+  stdio: "inherit",
+});
+process.exit(r.status ?? 1);
