@@ -1,0 +1,93 @@
+// Dispatcher for `sbx` and `jcp`: discovers the commands in ./commands/<tool>, prints help and
+// version, runs one command, and maps errors to exit codes (0 ok, 1 invalid/refused, 2 usage).
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { EXIT, UsageError, type Command, type Io } from "./command.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const TOOLS = {
+  sbx: "sandbox-attest host: run units under grants, meter, attest, journal, suspend and resume, verify records",
+  jcp: "JCP grant protocol: issue, attenuate, verify and spend capability grants",
+} as const;
+/** A tool name. */
+export type Tool = keyof typeof TOOLS;
+
+const stdio: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+
+/** loadCommands imports every command module of a tool, sorted by name. */
+export async function loadCommands(tool: Tool): Promise<Command[]> {
+  const dir = join(here, "commands", tool);
+  const out: Command[] = [];
+  for (const f of readdirSync(dir).sort())
+    if (f.endsWith(".ts")) {
+      const mod = (await import(pathToFileURL(join(dir, f)).href)) as { command?: Command; commands?: Command[] };
+      if (mod.command) out.push(mod.command);
+      if (mod.commands) out.push(...mod.commands);
+    }
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(join(here, "../package.json"), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+function toolHelp(tool: Tool, cmds: readonly Command[]): string {
+  const w = Math.max(...cmds.map((c) => c.name.length), 8);
+  return [
+    `${tool}: ${TOOLS[tool]}`,
+    "",
+    `usage: ${tool} <command> [options]     ${tool} <command> --help for a command's options`,
+    "",
+    "commands:",
+    ...cmds.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`),
+    "",
+    "options: --help, --version",
+    "exit codes: 0 success / valid, 1 invalid or refused, 2 usage error or unusable input",
+  ].join("\n");
+}
+
+/** findCommand picks the longest command name that prefixes the arguments ("policy add" before "policy"). */
+function findCommand(cmds: readonly Command[], argv: readonly string[]): [Command, string[]] | null {
+  let best: [Command, string[]] | null = null;
+  for (const c of cmds) {
+    const words = c.name.split(" ");
+    if (words.every((w, i) => argv[i] === w) && (!best || words.length > best[0].name.split(" ").length)) best = [c, argv.slice(words.length)];
+  }
+  return best;
+}
+
+/** runCli runs one invocation of a tool and returns its exit code. */
+export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promise<number> {
+  const cmds = await loadCommands(tool);
+  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+    io.out(toolHelp(tool, cmds));
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  if (argv[0] === "--version" || argv[0] === "-V") {
+    io.out(`${tool} ${version()}`);
+    return EXIT.ok;
+  }
+  const found = findCommand(cmds, argv);
+  if (!found) {
+    io.err(`${tool}: unknown command ${JSON.stringify(argv.join(" "))}; see ${tool} --help`);
+    return EXIT.usage;
+  }
+  const [cmd, rest] = found;
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.out(cmd.help);
+    return EXIT.ok;
+  }
+  try {
+    return await cmd.run(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`${tool} ${cmd.name}: ${e.message}\n\n${cmd.help}`);
+      return EXIT.usage;
+    }
+    const code = (e as { code?: unknown }).code;
+    io.err(`${tool} ${cmd.name}: ${typeof code === "string" ? "" : "error: "}${(e as Error).message}`);
+    return typeof code === "string" && /^[A-Z]/.test(code) ? EXIT.invalid : EXIT.usage;
+  }
+}

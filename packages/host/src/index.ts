@@ -1,0 +1,2 @@
+// @sbx/host: see the subpath exports in package.json; one module per spec section.
+export {};

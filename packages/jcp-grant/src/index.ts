@@ -1,0 +1,2 @@
+// @sbx/jcp-grant: see the subpath exports in package.json; one module per spec section.
+export {};
