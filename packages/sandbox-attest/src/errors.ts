@@ -1,0 +1,35 @@
+// The one error class of @sbx/sandbox-attest: a stable `code` named by the spec (§2.9, and each
+// section's own failure names), a human message, and an optional cause. Tests assert the code.
+
+/** Codes a sandbox-attest refusal carries. Each section adds its own names to this union. */
+export type SandboxAttestErrorCode =
+  // §4 Units and grant binding
+  | "BadUnit"
+  // §7 Attestation
+  | "BadStatement"
+  | "BadPredicate"
+  | "BindingMismatch"
+  | "WrongHost"
+  // §7.7 Audit chain
+  | "AuditGap"
+  | "AuditReorder"
+  | "AuditInsert"
+  | "AuditSplice"
+  | "AuditFork"
+  | "AuditDomain";
+
+/** The sandbox-attest error class: `code` from SandboxAttestErrorCode, and a message. */
+export class SandboxAttestError extends Error {
+  override readonly name = "SandboxAttestError";
+  readonly code: SandboxAttestErrorCode;
+
+  constructor(code: SandboxAttestErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`${code}: ${message}`, options);
+    this.code = code;
+  }
+}
+
+/** isSandboxAttestError reports whether `e` is a SandboxAttestError, optionally with `code`. */
+export function isSandboxAttestError(e: unknown, code?: SandboxAttestErrorCode): e is SandboxAttestError {
+  return e instanceof SandboxAttestError && (code === undefined || e.code === code);
+}
