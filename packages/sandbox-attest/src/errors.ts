@@ -16,7 +16,30 @@ export type SandboxAttestErrorCode =
   | "AuditInsert"
   | "AuditSplice"
   | "AuditFork"
-  | "AuditDomain";
+  | "AuditDomain"
+  // §15 Warm pools
+  | "BadPoolEntry"
+  | "PoolChainBroken"
+  | "DuplicateItem"
+  | "UnknownItem"
+  | "DoubleClaim"
+  | "ZeroEnergy"
+  | "AccruedMismatch"
+  | "AccrualGap"
+  | "TimeReversed"
+  | "Unattributed"
+  | "ConservationViolated"
+  | "ClaimNotCharged"
+  // §16 Fleet records
+  | "BadFleetItem"
+  | "BadFleetReceipt"
+  | "DuplicateFleetItem"
+  | "FleetProofSize"
+  | "FleetRootMismatch"
+  | "FleetSumMismatch"
+  | "FleetIndexRange"
+  | "FleetNotAppend"
+  | "EnergyOverflow";
 
 /** The sandbox-attest error class: `code` from SandboxAttestErrorCode, and a message. */
 export class SandboxAttestError extends Error {
