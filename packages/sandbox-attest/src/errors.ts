@@ -17,6 +17,15 @@ export type SandboxAttestErrorCode =
   | "AuditSplice"
   | "AuditFork"
   | "AuditDomain"
+  // §8 Replay journal and its Merkle trees
+  | "BadTreeHead"
+  | "InclusionProofInvalid"
+  | "ConsistencyProofInvalid"
+  | "UnknownEventType"
+  | "UnknownEventField"
+  | "MalformedEvent"
+  | "EventOutOfOrder"
+  | "JournalRootMismatch"
   // §15 Warm pools
   | "BadPoolEntry"
   | "PoolChainBroken"
