@@ -48,7 +48,25 @@ export type SandboxAttestErrorCode =
   | "FleetSumMismatch"
   | "FleetIndexRange"
   | "FleetNotAppend"
-  | "EnergyOverflow";
+  | "EnergyOverflow"
+  // §13 Durable run records and the store interface
+  | "BadSegment"
+  | "BadRecord"
+  | "TornRecord"
+  | "HeadMismatch"
+  | "GenesisMismatch"
+  | "PhaseViolation"
+  | "SnapshotMismatch"
+  | "EnvironmentMismatch"
+  | "RecordClosed"
+  | "TimeRegression"
+  | "StaleHead"
+  | "AppendConflict"
+  | "RecordExists"
+  | "RecordMissing"
+  | "ObjectMissing"
+  | "ObjectMismatch"
+  | "BadFsTree";
 
 /** The sandbox-attest error class: `code` from SandboxAttestErrorCode, and a message. */
 export class SandboxAttestError extends Error {
