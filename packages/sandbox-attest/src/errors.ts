@@ -5,6 +5,23 @@
 export type SandboxAttestErrorCode =
   // §4 Units and grant binding
   | "BadUnit"
+  // §6 Energy: receipts, provenance, models, receipt chains
+  | "BadEnergyReceipt"
+  | "BadComponent"
+  | "BadProvenance"
+  | "BadRatio"
+  | "RatioAboveOne"
+  | "UnknownModel"
+  | "BadCoefficients"
+  | "EstimateMismatch"
+  | "AttributionMismatch"
+  | "EnergyTotalMismatch"
+  | "EnergyBadInterval"
+  | "EnergyIntervalOverlap"
+  | "EnergyChainGap"
+  | "EnergyChainReorder"
+  | "EnergyChainSplice"
+  | "EnergyChainHeadMismatch"
   // §7 Attestation
   | "BadStatement"
   | "BadPredicate"
@@ -38,6 +55,7 @@ export type SandboxAttestErrorCode =
   | "TimeReversed"
   | "Unattributed"
   | "ConservationViolated"
+  | "PoolClosed"
   | "ClaimNotCharged"
   // §16 Fleet records
   | "BadFleetItem"
