@@ -84,16 +84,30 @@ export type SandboxAttestErrorCode =
   | "RecordMissing"
   | "ObjectMissing"
   | "ObjectMismatch"
-  | "BadFsTree";
+  | "BadFsTree"
+  // §14 Environment manifests (each refusal lists its offending members in `members`)
+  | "ManifestParseError"
+  | "ManifestRefused"
+  | "BadManifest"
+  | "ManifestMismatch";
+
+/** One offending member of a refusal that names several (§14): its JSON pointer and a stable code. */
+export interface MemberRefusal {
+  readonly pointer: string;
+  readonly code: string;
+}
 
 /** The sandbox-attest error class: `code` from SandboxAttestErrorCode, and a message. */
 export class SandboxAttestError extends Error {
   override readonly name = "SandboxAttestError";
   readonly code: SandboxAttestErrorCode;
+  /** Every offending member, where a refusal names several (§14); empty otherwise. */
+  readonly members: readonly MemberRefusal[];
 
-  constructor(code: SandboxAttestErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: SandboxAttestErrorCode, message: string, options?: { cause?: unknown; members?: readonly MemberRefusal[] }) {
     super(`${code}: ${message}`, options);
     this.code = code;
+    this.members = options?.members ?? [];
   }
 }
 
