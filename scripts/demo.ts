@@ -18,7 +18,9 @@ let failed = false;
 try {
   for (const f of readdirSync(dir).sort()) {
     if (!/^\d\d-.*\.ts$/.test(f) || (only.length && !only.some((o) => f.includes(o)))) continue;
-    const part = (await import(pathToFileURL(join(dir, f)).href)) as { default: (c: DemoContext) => Promise<void> };
+    const part = (await import(pathToFileURL(join(dir, f)).href)) as {
+      default: (c: DemoContext) => Promise<void>;
+    };
     await part.default(ctx);
   }
 } catch (e) {

@@ -1,5 +1,13 @@
 // Demo part 1: keys, canonical form, a signed envelope verified, a tampered one refused.
-import { addressOf, canonicalize, isWireError, openEnvelope, signPayload, testKey, type Envelope } from "@sbx/wire";
+import {
+  addressOf,
+  canonicalize,
+  isWireError,
+  openEnvelope,
+  signPayload,
+  testKey,
+  type Envelope,
+} from "@sbx/wire";
 import { check, type DemoContext } from "./context.ts";
 
 export default function wire(ctx: DemoContext): Promise<void> {

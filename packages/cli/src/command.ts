@@ -35,7 +35,11 @@ export class UsageError extends Error {
 }
 
 /** parseOptions wraps node:util parseArgs, turning its errors into UsageError. */
-export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: T, allowPositionals = true) {
+export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(
+  args: string[],
+  options: T,
+  allowPositionals = true,
+) {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (e) {

@@ -27,7 +27,8 @@ export function readKey(path: string): KeyPair {
   } catch (e) {
     throw new UsageError(`cannot read key file ${path}: ${(e as Error).message}`);
   }
-  if (f.kty !== "Ed25519" || typeof f.seed !== "string" || !/^[0-9a-f]{64}$/.test(f.seed)) throw new UsageError(`${path} is not an Ed25519 key file`);
+  if (f.kty !== "Ed25519" || typeof f.seed !== "string" || !/^[0-9a-f]{64}$/.test(f.seed))
+    throw new UsageError(`${path} is not an Ed25519 key file`);
   const kp = keyPairFromSeed(fromHex(f.seed));
   if (f.did !== kp.did) throw new UsageError(`${path}: did ${String(f.did)} does not match its seed`);
   return kp;

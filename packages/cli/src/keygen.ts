@@ -14,7 +14,11 @@ export function keygenCommand(tool: string, role: string): Command {
   --json       print {"did", "path"}
 exit: 0 written, 2 usage error or FILE exists`,
     run(args, io) {
-      const { values } = parseOptions(args, { out: { type: "string" }, force: { type: "boolean" }, json: { type: "boolean" } }, false);
+      const { values } = parseOptions(
+        args,
+        { out: { type: "string" }, force: { type: "boolean" }, json: { type: "boolean" } },
+        false,
+      );
       if (!values.out) throw new UsageError("--out FILE is required");
       const kp = writeNewKey(values.out, values.force ?? false);
       if (values.json) printJson(io, { did: kp.did, path: values.out });

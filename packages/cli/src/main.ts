@@ -21,7 +21,10 @@ export async function loadCommands(tool: Tool): Promise<Command[]> {
   const out: Command[] = [];
   for (const f of readdirSync(dir).sort())
     if (f.endsWith(".ts")) {
-      const mod = (await import(pathToFileURL(join(dir, f)).href)) as { command?: Command; commands?: Command[] };
+      const mod = (await import(pathToFileURL(join(dir, f)).href)) as {
+        command?: Command;
+        commands?: Command[];
+      };
       if (mod.command) out.push(mod.command);
       if (mod.commands) out.push(...mod.commands);
     }
@@ -53,7 +56,8 @@ function findCommand(cmds: readonly Command[], argv: readonly string[]): [Comman
   let best: [Command, string[]] | null = null;
   for (const c of cmds) {
     const words = c.name.split(" ");
-    if (words.every((w, i) => argv[i] === w) && (!best || words.length > best[0].name.split(" ").length)) best = [c, argv.slice(words.length)];
+    if (words.every((w, i) => argv[i] === w) && (!best || words.length > best[0].name.split(" ").length))
+      best = [c, argv.slice(words.length)];
   }
   return best;
 }

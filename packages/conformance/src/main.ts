@@ -43,7 +43,9 @@ for (const c of classes) {
   if (t.passed + t.failed + t.skipped === 0) t.failures.push("class has no cases");
   tallies.push(t);
   if (!values.json) {
-    console.log(`${t.id.padEnd(4)} ${t.title.padEnd(34)} ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+    console.log(
+      `${t.id.padEnd(4)} ${t.title.padEnd(34)} ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`,
+    );
     for (const f of t.failures.slice(0, 20)) console.log(`     FAIL ${f}`);
   }
 }
@@ -51,5 +53,8 @@ await adapter.close();
 const sum = (k: "passed" | "failed" | "skipped") => tallies.reduce((n, t) => n + t[k], 0);
 const bad = tallies.some((t) => t.failed > 0 || t.skipped > 0 || t.failures.length > 0);
 if (values.json) console.log(JSON.stringify({ adapter: adapter.name, tallies }, null, 2));
-else console.log(`conformance (${adapter.name}): ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped`);
+else
+  console.log(
+    `conformance (${adapter.name}): ${sum("passed")} passed, ${sum("failed")} failed, ${sum("skipped")} skipped`,
+  );
 process.exit(bad ? 1 : 0);

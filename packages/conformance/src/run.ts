@@ -42,7 +42,11 @@ export function judge(v: Vector, r: OpResult): string | null {
 }
 
 /** runClass runs one class's vectors (from its file) and live cases. */
-export async function runClass(c: ConformanceClass, adapter: Adapter, opts: { live: boolean }): Promise<ClassTally> {
+export async function runClass(
+  c: ConformanceClass,
+  adapter: Adapter,
+  opts: { live: boolean },
+): Promise<ClassTally> {
   const t: ClassTally = { id: c.id, title: c.title, passed: 0, failed: 0, skipped: 0, failures: [] };
   for (const v of readVectorFile(c.file).filter((x) => x.class === c.id)) {
     const why = judge(v, await adapter.call(v.op, v.input));

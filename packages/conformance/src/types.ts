@@ -23,7 +23,8 @@ export interface Vector {
 }
 
 /** What an implementation answers for one operation. */
-export type OpResult = { readonly ok: true; readonly output: Json } | { readonly ok: false; readonly error: string };
+export type OpResult =
+  { readonly ok: true; readonly output: Json } | { readonly ok: false; readonly error: string };
 
 /** An implementation under test, in process or behind the JSON-lines subprocess protocol. */
 export interface Adapter {

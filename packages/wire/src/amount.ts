@@ -17,7 +17,8 @@ export function isAmount(s: unknown): s is Amount {
 
 /** parseAmount reads an amount; throws `BadAmount` for any other form, `AmountOverflow` above 2^64 − 1. */
 export function parseAmount(s: unknown): bigint {
-  if (typeof s !== "string" || !AMOUNT_RE.test(s)) throw new WireError("BadAmount", `not a decimal amount: ${String(s).slice(0, 40)}`);
+  if (typeof s !== "string" || !AMOUNT_RE.test(s))
+    throw new WireError("BadAmount", `not a decimal amount: ${String(s).slice(0, 40)}`);
   const n = BigInt(s);
   if (n > AMOUNT_MAX) throw new WireError("AmountOverflow", `${s} exceeds 2^64 - 1`);
   return n;

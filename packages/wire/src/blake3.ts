@@ -22,7 +22,7 @@ export const SMALL_INPUT_MAX = 1024;
 
 async function loadNative(): Promise<NativeBinding | null> {
   try {
-    return (await import("@napi-rs/blake-hash")) as unknown as NativeBinding;
+    return await import("@napi-rs/blake-hash");
   } catch {
     return null;
   }

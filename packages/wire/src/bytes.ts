@@ -11,7 +11,8 @@ export function toHex(bytes: Uint8Array): string {
 
 /** fromHex reads even-length lowercase or uppercase hex; throws RangeError on anything else. */
 export function fromHex(hex: string): Uint8Array {
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new RangeError("hex: not an even-length hex string");
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex))
+    throw new RangeError("hex: not an even-length hex string");
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   return out;

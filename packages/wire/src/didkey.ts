@@ -2,7 +2,7 @@
 import { WireError } from "./errors.ts";
 
 const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-const INDEX = new Map([...ALPHABET].map((c, i) => [c, i]));
+const INDEX = new Map(Array.from(ALPHABET, (c, i) => [c, i]));
 
 /** base58btcEncode writes bytes in the Bitcoin base58 alphabet. */
 export function base58btcEncode(bytes: Uint8Array): string {
@@ -58,7 +58,8 @@ export function publicKeyFromDidKey(did: unknown): Uint8Array {
   if (typeof did !== "string") throw new WireError("BadDidKey", "did:key must be a string");
   const hit = decoded.get(did);
   if (hit) return hit;
-  if (!did.startsWith("did:key:z") || did.length > 100) throw new WireError("BadDidKey", `not a base58btc did:key: ${did.slice(0, 60)}`);
+  if (!did.startsWith("did:key:z") || did.length > 100)
+    throw new WireError("BadDidKey", `not a base58btc did:key: ${did.slice(0, 60)}`);
   const mc = base58btcDecode(did.slice(9));
   if (mc?.length !== 34 || mc[0] !== 0xed || mc[1] !== 0x01)
     throw new WireError("BadDidKey", "did:key is not a 32-byte Ed25519 key (multicodec 0xed01)");

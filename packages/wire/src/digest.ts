@@ -17,7 +17,8 @@ export function isDigest(s: unknown): s is Digest {
 
 /** parseDigest returns the 32 raw bytes of a digest string; throws `BadDigest` on any other form. */
 export function parseDigest(s: unknown): Uint8Array {
-  if (!isDigest(s)) throw new WireError("BadDigest", `not a blake3:<64 hex> digest: ${String(s).slice(0, 80)}`);
+  if (!isDigest(s))
+    throw new WireError("BadDigest", `not a blake3:<64 hex> digest: ${String(s).slice(0, 80)}`);
   return fromHex(s.slice(7));
 }
 

@@ -37,7 +37,11 @@ export function pae(payloadType: string, body: Uint8Array): Uint8Array {
 }
 
 /** signPayload canonicalises `value`, and signs it as `payloadType` with every key given (§2.4). */
-export function signPayload(payloadType: string, value: unknown, keys: KeyPair | readonly KeyPair[]): Envelope {
+export function signPayload(
+  payloadType: string,
+  value: unknown,
+  keys: KeyPair | readonly KeyPair[],
+): Envelope {
   const body = canonicalBytes(value);
   const msg = pae(payloadType, body);
   const list = Array.isArray(keys) ? (keys as readonly KeyPair[]) : [keys as KeyPair];
@@ -58,22 +62,32 @@ export interface OpenOptions {
 
 function strictBase64(s: unknown, what: string): Uint8Array {
   const b = typeof s === "string" ? fromBase64(s) : null;
-  if (b === null || toBase64(b) !== s) throw new WireError("BadEnvelope", `${what} is not canonical padded base64`);
+  if (b === null || toBase64(b) !== s)
+    throw new WireError("BadEnvelope", `${what} is not canonical padded base64`);
   return b;
 }
 
 /** assertEnvelopeShape refuses anything but {payloadType, payload, signatures:[{keyid, sig}…]}. */
 export function assertEnvelopeShape(env: unknown): asserts env is Envelope {
   const e = env as Record<string, unknown> | null;
-  if (typeof e !== "object" || e === null || Array.isArray(e)) throw new WireError("BadEnvelope", "envelope is not an object");
+  if (typeof e !== "object" || e === null || Array.isArray(e))
+    throw new WireError("BadEnvelope", "envelope is not an object");
   const keys = Object.keys(e).sort().join(",");
-  if (keys !== "payload,payloadType,signatures") throw new WireError("BadEnvelope", `envelope members are ${keys}`);
-  if (typeof e.payloadType !== "string" || typeof e.payload !== "string") throw new WireError("BadEnvelope", "payloadType and payload must be strings");
+  if (keys !== "payload,payloadType,signatures")
+    throw new WireError("BadEnvelope", `envelope members are ${keys}`);
+  if (typeof e.payloadType !== "string" || typeof e.payload !== "string")
+    throw new WireError("BadEnvelope", "payloadType and payload must be strings");
   if (!Array.isArray(e.signatures) || e.signatures.length === 0 || e.signatures.length > 16)
     throw new WireError("BadEnvelope", "signatures must be a list of 1 to 16 entries");
   for (const s of e.signatures as unknown[]) {
     const o = s as Record<string, unknown> | null;
-    if (typeof o !== "object" || o === null || Object.keys(o).sort().join(",") !== "keyid,sig" || typeof o.keyid !== "string" || typeof o.sig !== "string")
+    if (
+      typeof o !== "object" ||
+      o === null ||
+      Object.keys(o).sort().join(",") !== "keyid,sig" ||
+      typeof o.keyid !== "string" ||
+      typeof o.sig !== "string"
+    )
       throw new WireError("BadEnvelope", "each signature is {keyid, sig}");
   }
 }
@@ -91,18 +105,23 @@ export function openEnvelope<T = JsonObject>(env: unknown, opts: OpenOptions): O
     throw new WireError("WrongPayloadType", `got ${env.payloadType}, want ${opts.payloadType}`);
   const bytes = strictBase64(env.payload, "payload");
   const maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
-  if (bytes.length > maxBytes) throw new WireError("OversizeInput", `payload of ${bytes.length} bytes exceeds ${maxBytes}`);
+  if (bytes.length > maxBytes)
+    throw new WireError("OversizeInput", `payload of ${bytes.length} bytes exceeds ${maxBytes}`);
   // Signatures first, over the exact bytes (DSSE: verify before parsing); then the payload's form.
   const msg = pae(env.payloadType, bytes);
   const signers: string[] = [];
   for (const s of env.signatures) {
     const pk = publicKeyFromDidKey(s.keyid);
     const sig = strictBase64(s.sig, "signature");
-    if (!verifyEd25519(pk, msg, sig)) throw new WireError("BadSignature", `signature by ${s.keyid} does not verify`);
+    if (!verifyEd25519(pk, msg, sig))
+      throw new WireError("BadSignature", `signature by ${s.keyid} does not verify`);
     signers.push(s.keyid);
   }
   if (opts.signers && !signers.some((d) => opts.signers?.includes(d)))
-    throw new WireError("UnknownSigner", `signed by ${signers.join(", ")}, want one of ${opts.signers.join(", ")}`);
+    throw new WireError(
+      "UnknownSigner",
+      `signed by ${signers.join(", ")}, want one of ${opts.signers.join(", ")}`,
+    );
   const payload = parseCanonical(bytes, { maxBytes });
   if (typeof payload !== "object" || payload === null || Array.isArray(payload))
     throw new WireError("BadEnvelope", "payload is not a JSON object");

@@ -14,7 +14,9 @@ export interface Ed25519Backend {
 
 type NodeCrypto = typeof import("node:crypto");
 
-const PKCS8_PREFIX = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
+const PKCS8_PREFIX = Uint8Array.from([
+  0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+]);
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
 
 /** nodeBackend wraps node:crypto, caching key objects so repeat signers and verifiers are cheap. */
@@ -25,7 +27,11 @@ function nodeBackend(c: NodeCrypto): Ed25519Backend {
     const k = toHex(seed);
     let o = priv.get(k);
     if (!o) {
-      o = c.createPrivateKey({ key: Buffer.from(concatBytes(PKCS8_PREFIX, seed)), format: "der", type: "pkcs8" });
+      o = c.createPrivateKey({
+        key: Buffer.from(concatBytes(PKCS8_PREFIX, seed)),
+        format: "der",
+        type: "pkcs8",
+      });
       if (priv.size > 1024) priv.clear();
       priv.set(k, o);
     }
@@ -85,8 +91,8 @@ export const ed25519: Ed25519Backend = (await loadNode()) ?? nobleBackend;
 
 // L = 2^252 + 27742317777372353535851937790883648493, little-endian.
 const L = Uint8Array.from([
-  0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-  0, 0, 0, 0, 0x10,
+  0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ]);
 
 /** isCanonicalS reports whether the S half of a 64-byte signature is below L (RFC 8032 §5.1.7). */

@@ -1,7 +1,17 @@
 // @sbx/wire: the conventions of sandbox-attest §2, shared by every other package.
 export { WireError, isWireError } from "./errors.ts";
 export type { WireErrorCode } from "./errors.ts";
-export { toHex, fromHex, utf8, fromUtf8, toBase64, fromBase64, concatBytes, bytesEqual, compareBytes } from "./bytes.ts";
+export {
+  toHex,
+  fromHex,
+  utf8,
+  fromUtf8,
+  toBase64,
+  fromBase64,
+  concatBytes,
+  bytesEqual,
+  compareBytes,
+} from "./bytes.ts";
 export { canonicalize, canonicalBytes, parseStrict, parseCanonical, FORBIDDEN_KEYS } from "./json.ts";
 export type { Json, JsonObject, ParseLimits, NumberMode } from "./json.ts";
 export { blake3, createBlake3, blake3Backend, SMALL_INPUT_MAX } from "./blake3.ts";
@@ -10,11 +20,33 @@ export { isDigest, parseDigest, formatDigest, digestBytes, addressOf } from "./d
 export type { Digest } from "./digest.ts";
 export { ed25519, nobleBackend, verifyEd25519, isCanonicalS } from "./ed25519.ts";
 export type { Ed25519Backend } from "./ed25519.ts";
-export { didKeyFromPublicKey, publicKeyFromDidKey, isDidKey, base58btcEncode, base58btcDecode } from "./didkey.ts";
+export {
+  didKeyFromPublicKey,
+  publicKeyFromDidKey,
+  isDidKey,
+  base58btcEncode,
+  base58btcDecode,
+} from "./didkey.ts";
 export { keyPairFromSeed, generateKeyPair, testKey, signBytes, TEST_KEY_TAG } from "./keys.ts";
 export type { KeyPair } from "./keys.ts";
-export { pae, signPayload, openEnvelope, envelopeAddress, samePayload, payloadOf, assertEnvelopeShape } from "./dsse.ts";
+export {
+  pae,
+  signPayload,
+  openEnvelope,
+  envelopeAddress,
+  samePayload,
+  payloadOf,
+  assertEnvelopeShape,
+} from "./dsse.ts";
 export type { Envelope, Signature, Opened, OpenOptions } from "./dsse.ts";
 export { chainGenesis, chainNext, chainNextBytes, chainHeads } from "./chain.ts";
-export { AMOUNT_MAX, isAmount, parseAmount, formatAmount, addAmounts, subAmounts, compareAmounts } from "./amount.ts";
+export {
+  AMOUNT_MAX,
+  isAmount,
+  parseAmount,
+  formatAmount,
+  addAmounts,
+  subAmounts,
+  compareAmounts,
+} from "./amount.ts";
 export type { Amount } from "./amount.ts";

@@ -92,7 +92,8 @@ export function parseStrict(input: string | Uint8Array, limits: ParseLimits = {}
     if (input.length > maxBytes) throw new WireError("OversizeInput", `input longer than ${maxBytes}`);
     text = input;
   } else {
-    if (input.length > maxBytes) throw new WireError("OversizeInput", `input of ${input.length} bytes exceeds ${maxBytes}`);
+    if (input.length > maxBytes)
+      throw new WireError("OversizeInput", `input of ${input.length} bytes exceeds ${maxBytes}`);
     try {
       text = fromUtf8(input);
     } catch (cause) {
@@ -108,7 +109,8 @@ export function parseStrict(input: string | Uint8Array, limits: ParseLimits = {}
  */
 export function parseCanonical(bytes: Uint8Array, limits: ParseLimits = {}): Json {
   const value = parseStrict(bytes, limits);
-  if (!bytesEqual(utf8(canonicalize(value, limits.numbers)), bytes)) throw new WireError("NotCanonical", "bytes are not in RFC 8785 form");
+  if (!bytesEqual(utf8(canonicalize(value, limits.numbers)), bytes))
+    throw new WireError("NotCanonical", "bytes are not in RFC 8785 form");
   return value;
 }
 
@@ -259,8 +261,10 @@ class Parser {
       this.ws();
       if (this.s[this.i] !== '"') this.fail("expected a member name");
       const key = this.string();
-      if (FORBIDDEN_KEYS.has(key)) throw new WireError("ForbiddenKey", `key ${JSON.stringify(key)} is refused`);
-      if (Object.hasOwn(out, key)) throw new WireError("DuplicateKey", `duplicate key ${JSON.stringify(key)}`);
+      if (FORBIDDEN_KEYS.has(key))
+        throw new WireError("ForbiddenKey", `key ${JSON.stringify(key)} is refused`);
+      if (Object.hasOwn(out, key))
+        throw new WireError("DuplicateKey", `duplicate key ${JSON.stringify(key)}`);
       this.ws();
       if (this.s[this.i++] !== ":") this.fail("expected :");
       this.ws();

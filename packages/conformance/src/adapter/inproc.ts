@@ -20,7 +20,11 @@ export function handlerTable(classes: readonly ConformanceClass[]): Map<string, 
 }
 
 /** runHandler calls one handler and turns its result or coded error into an OpResult. */
-export async function runHandler(table: ReadonlyMap<string, Handler>, op: string, input: Json): Promise<OpResult> {
+export async function runHandler(
+  table: ReadonlyMap<string, Handler>,
+  op: string,
+  input: Json,
+): Promise<OpResult> {
   const h = table.get(op);
   if (!h) return { ok: false, error: "UnknownOp" };
   try {

@@ -22,7 +22,9 @@ export function subprocessAdapter(command: string): Adapter {
     const done = typeof msg.id === "number" ? waiting.get(msg.id) : undefined;
     if (!done) return;
     waiting.delete(msg.id as number);
-    done(msg.ok === true ? { ok: true, output: msg.output ?? null } : { ok: false, error: String(msg.error) });
+    done(
+      msg.ok === true ? { ok: true, output: msg.output ?? null } : { ok: false, error: String(msg.error) },
+    );
   });
   child.on("exit", () => {
     for (const done of waiting.values()) done({ ok: false, error: "AdapterExited" });

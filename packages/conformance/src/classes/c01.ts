@@ -24,7 +24,6 @@ import {
   utf8,
   verifyEd25519,
   WireError,
-  type Digest,
   type Json,
   type JsonObject,
 } from "@sbx/wire";
@@ -37,7 +36,8 @@ const C = "C1" as const;
 const ext = join(sharedDir, "vectors/external");
 
 function obj(input: Json): JsonObject {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new TypeError("input must be an object");
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new TypeError("input must be an object");
   return input;
 }
 function str(o: JsonObject, k: string): string {
@@ -54,7 +54,9 @@ function pattern(n: number): Uint8Array {
 
 const ops: Record<string, Handler> = {
   // RFC 8785 over any finite numbers: the published pairs use fractions.
-  "jcs.canonicalize": (i) => ({ canonical: canonicalize(parseStrict(str(obj(i), "text"), { numbers: "doubles" }), "doubles") }),
+  "jcs.canonicalize": (i) => ({
+    canonical: canonicalize(parseStrict(str(obj(i), "text"), { numbers: "doubles" }), "doubles"),
+  }),
   // Protocol parse: safe integers only, every strict refusal.
   "json.parse_strict": (i) => ({ canonical: canonicalize(parseStrict(str(obj(i), "text"))) }),
   "json.parse_canonical": (i) => ({ address: addressOf(parseCanonical(utf8(str(obj(i), "text")))) }),
@@ -66,7 +68,9 @@ const ops: Record<string, Handler> = {
   "digest.address": (i) => ({ address: addressOf(obj(i).value) }),
   "ed25519.verify": (i) => {
     const o = obj(i);
-    if (!verifyEd25519(fromHex(str(o, "public_key")), fromHex(str(o, "message")), fromHex(str(o, "signature"))))
+    if (
+      !verifyEd25519(fromHex(str(o, "public_key")), fromHex(str(o, "message")), fromHex(str(o, "signature")))
+    )
       throw new WireError("BadSignature", "signature does not verify");
     return null;
   },
@@ -77,14 +81,17 @@ const ops: Record<string, Handler> = {
   "dsse.verify": (i) => {
     const o = obj(i);
     const signers = Array.isArray(o.signers) ? o.signers.map(String) : undefined;
-    const opened = openEnvelope(o.envelope, { payloadType: str(o, "payloadType"), ...(signers ? { signers } : {}) });
+    const opened = openEnvelope(o.envelope, {
+      payloadType: str(o, "payloadType"),
+      ...(signers ? { signers } : {}),
+    });
     return { address: opened.address, payload: opened.payload, signers: [...opened.signers] };
   },
   "chain.heads": (i) => {
     const o = obj(i);
     const ids = (o.ids as Json[]).map((x) => {
       if (!isDigest(x)) throw new WireError("BadDigest", "id is not a digest");
-      return x as Digest;
+      return x;
     });
     return { heads: chainHeads(str(o, "tag"), ids, o.entries as Json[]) };
   },
@@ -97,9 +104,16 @@ function jcsVectors(): Vector[] {
   return readdirSync(dir)
     .sort()
     .map((f) =>
-      okCase(C, `c1-jcs-rfc8785-${f.replace(".json", "")}`, `RFC 8785 published pair ${f}`, "jcs.canonicalize", { text: readFileSync(join(dir, f), "utf8") }, {
-        canonical: readFileSync(join(ext, "jcs/output", f), "utf8"),
-      }),
+      okCase(
+        C,
+        `c1-jcs-rfc8785-${f.replace(".json", "")}`,
+        `RFC 8785 published pair ${f}`,
+        "jcs.canonicalize",
+        { text: readFileSync(join(dir, f), "utf8") },
+        {
+          canonical: readFileSync(join(ext, "jcs/output", f), "utf8"),
+        },
+      ),
     );
 }
 
@@ -123,9 +137,25 @@ function strictParseVectors(): Vector[] {
     ["too-deep", "[".repeat(65) + "]".repeat(65), "TooDeep"],
   ];
   return [
-    okCase(C, "c1-parse-safe-max", "largest safe integer is accepted", "json.parse_strict", { text: '{"n":9007199254740991,"m":-9007199254740991}' }, { canonical: '{"m":-9007199254740991,"n":9007199254740991}' }),
-    okCase(C, "c1-parse-surrogate-pair", "an escaped surrogate pair is one character", "json.parse_strict", { text: '{"a":"\\ud83d\\ude00"}' }, { canonical: '{"a":"😀"}' }),
-    ...bad.map(([id, text, code]) => errCase(C, `c1-parse-${id}`, `strict parse refuses ${id}`, "json.parse_strict", { text }, code)),
+    okCase(
+      C,
+      "c1-parse-safe-max",
+      "largest safe integer is accepted",
+      "json.parse_strict",
+      { text: '{"n":9007199254740991,"m":-9007199254740991}' },
+      { canonical: '{"m":-9007199254740991,"n":9007199254740991}' },
+    ),
+    okCase(
+      C,
+      "c1-parse-surrogate-pair",
+      "an escaped surrogate pair is one character",
+      "json.parse_strict",
+      { text: '{"a":"\\ud83d\\ude00"}' },
+      { canonical: '{"a":"😀"}' },
+    ),
+    ...bad.map(([id, text, code]) =>
+      errCase(C, `c1-parse-${id}`, `strict parse refuses ${id}`, "json.parse_strict", { text }, code),
+    ),
   ];
 }
 
@@ -140,20 +170,52 @@ function canonicalFormVectors(): Vector[] {
     ["trailing-newline", good + "\n"],
   ];
   return [
-    okCase(C, "c1-canonical-ok", "bytes already in JCS form", "json.parse_canonical", { text: good }, { address: addressOf(parseStrict(good)) }),
-    ...noncanon.map(([id, text]) => errCase(C, `c1-canonical-${id}`, `non-canonical bytes (${id}) are refused`, "json.parse_canonical", { text }, "NotCanonical")),
+    okCase(
+      C,
+      "c1-canonical-ok",
+      "bytes already in JCS form",
+      "json.parse_canonical",
+      { text: good },
+      { address: addressOf(parseStrict(good)) },
+    ),
+    ...noncanon.map(([id, text]) =>
+      errCase(
+        C,
+        `c1-canonical-${id}`,
+        `non-canonical bytes (${id}) are refused`,
+        "json.parse_canonical",
+        { text },
+        "NotCanonical",
+      ),
+    ),
   ];
 }
 
 function blake3Vectors(): Vector[] {
-  const tv = JSON.parse(readFileSync(join(ext, "blake3/test_vectors.json"), "utf8")) as { cases: { input_len: number; hash: string }[] };
+  const tv = JSON.parse(readFileSync(join(ext, "blake3/test_vectors.json"), "utf8")) as {
+    cases: { input_len: number; hash: string }[];
+  };
   return [
     ...tv.cases.map((c) =>
-      okCase(C, `c1-blake3-official-${c.input_len}`, `official BLAKE3 vector, input length ${c.input_len} (first 32 bytes)`, "digest.blake3", { pattern_len: c.input_len }, {
-        digest: `blake3:${c.hash.slice(0, 64)}`,
-      }),
+      okCase(
+        C,
+        `c1-blake3-official-${c.input_len}`,
+        `official BLAKE3 vector, input length ${c.input_len} (first 32 bytes)`,
+        "digest.blake3",
+        { pattern_len: c.input_len },
+        {
+          digest: `blake3:${c.hash.slice(0, 64)}`,
+        },
+      ),
     ),
-    okCase(C, "c1-address-object", "content address = BLAKE3 of JCS bytes", "digest.address", { value: { b: "2", a: 1 } }, { address: digestBytes(utf8('{"a":1,"b":"2"}')) }),
+    okCase(
+      C,
+      "c1-address-object",
+      "content address = BLAKE3 of JCS bytes",
+      "digest.address",
+      { value: { b: "2", a: 1 } },
+      { address: digestBytes(utf8('{"a":1,"b":"2"}')) },
+    ),
   ];
 }
 
@@ -164,17 +226,55 @@ function ed25519Vectors(): Vector[] {
   const out: Vector[] = [];
   for (const c of rv.cases) {
     const input = { public_key: c.public_key, message: c.message, signature: c.signature };
-    out.push(c.expect === "valid" ? okCase(C, `c1-ed25519-${c.id}`, `RFC 8032 ${c.id}`, "ed25519.verify", input, null) : errCase(C, `c1-ed25519-${c.id}`, `RFC 8032 §5.1.7: ${c.id} refused`, "ed25519.verify", input, "BadSignature"));
-    out.push(okCase(C, `c1-didkey-${c.id}`, `did:key of the ${c.id} public key`, "didkey.encode", { public_key: c.public_key }, { did: didKeyFromPublicKey(fromHex(c.public_key)) }));
+    out.push(
+      c.expect === "valid"
+        ? okCase(C, `c1-ed25519-${c.id}`, `RFC 8032 ${c.id}`, "ed25519.verify", input, null)
+        : errCase(
+            C,
+            `c1-ed25519-${c.id}`,
+            `RFC 8032 §5.1.7: ${c.id} refused`,
+            "ed25519.verify",
+            input,
+            "BadSignature",
+          ),
+    );
+    out.push(
+      okCase(
+        C,
+        `c1-didkey-${c.id}`,
+        `did:key of the ${c.id} public key`,
+        "didkey.encode",
+        { public_key: c.public_key },
+        { did: didKeyFromPublicKey(fromHex(c.public_key)) },
+      ),
+    );
   }
   const t1 = rv.cases[0]!;
-  out.push(errCase(C, "c1-ed25519-flipped-message", "test 1 signature over a changed message", "ed25519.verify", { public_key: t1.public_key, message: "00", signature: t1.signature }, "BadSignature"));
+  out.push(
+    errCase(
+      C,
+      "c1-ed25519-flipped-message",
+      "test 1 signature over a changed message",
+      "ed25519.verify",
+      { public_key: t1.public_key, message: "00", signature: t1.signature },
+      "BadSignature",
+    ),
+  );
   return out;
 }
 
 function didVectors(): Vector[] {
   const steward = key("steward");
-  const out: Vector[] = [okCase(C, "c1-didkey-decode-steward", "did:key decodes to its public key", "didkey.decode", { did: steward.did }, { public_key: toHex(steward.publicKey) })];
+  const out: Vector[] = [
+    okCase(
+      C,
+      "c1-didkey-decode-steward",
+      "did:key decodes to its public key",
+      "didkey.decode",
+      { did: steward.did },
+      { public_key: toHex(steward.publicKey) },
+    ),
+  ];
   const bad: [string, string][] = [
     ["wrong-method", steward.did.replace("did:key:", "did:web:")],
     ["wrong-multibase", steward.did.replace("did:key:z", "did:key:m")],
@@ -182,9 +282,19 @@ function didVectors(): Vector[] {
     ["truncated", steward.did.slice(0, -2)],
     ["secp256k1-codec", "did:key:zQ3shokFTS3brHcDQrn82RUDfCZESWL1ZdCEJwekUDPQiYBme"],
   ];
-  for (const [id, did] of bad) out.push(errCase(C, `c1-didkey-${id}`, `did:key refused: ${id}`, "didkey.decode", { did }, "BadDidKey"));
+  for (const [id, did] of bad)
+    out.push(errCase(C, `c1-didkey-${id}`, `did:key refused: ${id}`, "didkey.decode", { did }, "BadDidKey"));
   for (const name of ["steward", "host", "alice"] as const)
-    out.push(okCase(C, `c1-testkey-${name}`, `test key "${name}" from its fixed seed (§2.10)`, "testkey.derive", { name }, { did: key(name).did }));
+    out.push(
+      okCase(
+        C,
+        `c1-testkey-${name}`,
+        `test key "${name}" from its fixed seed (§2.10)`,
+        "testkey.derive",
+        { name },
+        { did: key(name).did },
+      ),
+    );
   return out;
 }
 
@@ -194,28 +304,123 @@ function dsseVectors(): Vector[] {
   const payload = { kind: "example", n: 1, note: "signed" };
   const env = signPayload(T, payload, steward);
   const addr = addressOf(payload);
-  const verify = (envelope: Json, extra: JsonObject = {}): Json => ({ envelope, payloadType: T, signers: [steward.did], ...extra });
+  const verify = (envelope: Json, extra: JsonObject = {}): Json => ({
+    envelope,
+    payloadType: T,
+    signers: [steward.did],
+    ...extra,
+  });
   const e = env as unknown as JsonObject;
   const sig0 = env.signatures[0]!;
   const out: Vector[] = [
-    okCase(C, "c1-dsse-pae", "DSSE pre-authentication encoding", "dsse.pae", { payloadType: T, body_hex: toHex(utf8("{}")) }, { pae: toHex(pae(T, utf8("{}"))) }),
-    okCase(C, "c1-dsse-valid", "a signed envelope verifies; its address is its payload's", "dsse.verify", verify(e), { address: addr, payload, signers: [steward.did] }),
-    errCase(C, "c1-dsse-wrong-type", "payloadType differs from the expected one", "dsse.verify", verify(e, { payloadType: T + ".other" }), "WrongPayloadType"),
-    errCase(C, "c1-dsse-other-signer", "valid signature by a key the verifier did not name", "dsse.verify", verify(signPayload(T, payload, key("mallory")) as unknown as Json), "UnknownSigner"),
-    errCase(C, "c1-dsse-keyid-swapped", "signature relabelled with another key's did", "dsse.verify", verify({ ...e, signatures: [{ keyid: key("mallory").did, sig: sig0.sig }] }), "BadSignature"),
-    errCase(C, "c1-dsse-type-swapped", "signature over another payloadType", "dsse.verify", verify({ ...e, payloadType: T + ".x" }, { payloadType: T + ".x" }), "BadSignature"),
-    errCase(C, "c1-dsse-no-signatures", "an envelope with no signature", "dsse.verify", verify({ ...e, signatures: [] }), "BadEnvelope"),
-    errCase(C, "c1-dsse-extra-member", "an envelope with an unknown member", "dsse.verify", verify({ ...e, extra: 1 }), "BadEnvelope"),
-    errCase(C, "c1-dsse-bad-base64", "payload that is not canonical base64", "dsse.verify", verify({ ...e, payload: env.payload.replace(/=*$/, "") + "!" }), "BadEnvelope"),
+    okCase(
+      C,
+      "c1-dsse-pae",
+      "DSSE pre-authentication encoding",
+      "dsse.pae",
+      { payloadType: T, body_hex: toHex(utf8("{}")) },
+      { pae: toHex(pae(T, utf8("{}"))) },
+    ),
+    okCase(
+      C,
+      "c1-dsse-valid",
+      "a signed envelope verifies; its address is its payload's",
+      "dsse.verify",
+      verify(e),
+      { address: addr, payload, signers: [steward.did] },
+    ),
+    errCase(
+      C,
+      "c1-dsse-wrong-type",
+      "payloadType differs from the expected one",
+      "dsse.verify",
+      verify(e, { payloadType: T + ".other" }),
+      "WrongPayloadType",
+    ),
+    errCase(
+      C,
+      "c1-dsse-other-signer",
+      "valid signature by a key the verifier did not name",
+      "dsse.verify",
+      verify(signPayload(T, payload, key("mallory")) as unknown as Json),
+      "UnknownSigner",
+    ),
+    errCase(
+      C,
+      "c1-dsse-keyid-swapped",
+      "signature relabelled with another key's did",
+      "dsse.verify",
+      verify({ ...e, signatures: [{ keyid: key("mallory").did, sig: sig0.sig }] }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c1-dsse-type-swapped",
+      "signature over another payloadType",
+      "dsse.verify",
+      verify({ ...e, payloadType: T + ".x" }, { payloadType: T + ".x" }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c1-dsse-no-signatures",
+      "an envelope with no signature",
+      "dsse.verify",
+      verify({ ...e, signatures: [] }),
+      "BadEnvelope",
+    ),
+    errCase(
+      C,
+      "c1-dsse-extra-member",
+      "an envelope with an unknown member",
+      "dsse.verify",
+      verify({ ...e, extra: 1 }),
+      "BadEnvelope",
+    ),
+    errCase(
+      C,
+      "c1-dsse-bad-base64",
+      "payload that is not canonical base64",
+      "dsse.verify",
+      verify({ ...e, payload: env.payload.replace(/=*$/, "") + "!" }),
+      "BadEnvelope",
+    ),
   ];
   const bytes = Buffer.from(env.payload, "base64");
   for (let i = 0; i < bytes.length; i += 7)
-    out.push(errCase(C, `c1-dsse-payload-bit-${i}`, `payload byte ${i} flipped`, "dsse.verify", verify({ ...e, payload: flipBase64Byte(env.payload, i) }), "BadSignature"));
+    out.push(
+      errCase(
+        C,
+        `c1-dsse-payload-bit-${i}`,
+        `payload byte ${i} flipped`,
+        "dsse.verify",
+        verify({ ...e, payload: flipBase64Byte(env.payload, i) }),
+        "BadSignature",
+      ),
+    );
   for (const i of [0, 31, 32, 63])
-    out.push(errCase(C, `c1-dsse-sig-bit-${i}`, `signature byte ${i} flipped`, "dsse.verify", verify({ ...e, signatures: [{ keyid: sig0.keyid, sig: flipBase64Byte(sig0.sig, i) }] }), "BadSignature"));
+    out.push(
+      errCase(
+        C,
+        `c1-dsse-sig-bit-${i}`,
+        `signature byte ${i} flipped`,
+        "dsse.verify",
+        verify({ ...e, signatures: [{ keyid: sig0.keyid, sig: flipBase64Byte(sig0.sig, i) }] }),
+        "BadSignature",
+      ),
+    );
   // A correctly signed payload whose bytes are not canonical is refused before any signature is used.
   const loose = utf8('{"n":1, "kind":"example"}');
-  out.push(errCase(C, "c1-dsse-noncanonical-signed", "validly signed non-canonical payload", "dsse.verify", verify(signedRaw(T, loose)), "NotCanonical"));
+  out.push(
+    errCase(
+      C,
+      "c1-dsse-noncanonical-signed",
+      "validly signed non-canonical payload",
+      "dsse.verify",
+      verify(signedRaw(T, loose)),
+      "NotCanonical",
+    ),
+  );
   return out;
 }
 
@@ -230,21 +435,86 @@ function chainVectors(): Vector[] {
   const ids = [addressOf({ unit: "u" }), addressOf({ grants: "g" })];
   const entries: Json[] = [{ n: 1 }, { n: 2, x: "y" }];
   return [
-    okCase(C, "c1-chain-heads", "head₀ = H(tag ‖ ids), headₙ = H(headₙ₋₁ ‖ JCS(entry))", "chain.heads", { tag: "sandbox.example/1", ids, entries }, { heads: chainHeads("sandbox.example/1", ids, entries) }),
-    okCase(C, "c1-chain-no-ids", "a chain that binds no ids", "chain.heads", { tag: "t", ids: [], entries: [] }, { heads: [digestBytes(utf8("t"))] }),
-    errCase(C, "c1-chain-bad-id", "a bound id that is not a digest", "chain.heads", { tag: "t", ids: ["sha256:00"], entries: [] }, "BadDigest"),
+    okCase(
+      C,
+      "c1-chain-heads",
+      "head₀ = H(tag ‖ ids), headₙ = H(headₙ₋₁ ‖ JCS(entry))",
+      "chain.heads",
+      { tag: "sandbox.example/1", ids, entries },
+      { heads: chainHeads("sandbox.example/1", ids, entries) },
+    ),
+    okCase(
+      C,
+      "c1-chain-no-ids",
+      "a chain that binds no ids",
+      "chain.heads",
+      { tag: "t", ids: [], entries: [] },
+      { heads: [digestBytes(utf8("t"))] },
+    ),
+    errCase(
+      C,
+      "c1-chain-bad-id",
+      "a bound id that is not a digest",
+      "chain.heads",
+      { tag: "t", ids: ["sha256:00"], entries: [] },
+      "BadDigest",
+    ),
   ];
 }
 
 function amountVectors(): Vector[] {
   const max = "18446744073709551615";
   return [
-    okCase(C, "c1-amount-add", "amounts add exactly past 2^53", "amount.add", { amounts: ["9007199254740993", "1"] }, { sum: "9007199254740994" }),
-    okCase(C, "c1-amount-max", "2^64 − 1 is the largest amount", "amount.add", { amounts: [max, "0"] }, { sum: max }),
-    errCase(C, "c1-amount-overflow", "a sum above 2^64 − 1 is refused", "amount.add", { amounts: [max, "1"] }, "AmountOverflow"),
-    errCase(C, "c1-amount-too-large", "an amount above 2^64 − 1 is refused", "amount.parse", { amount: "18446744073709551616" }, "AmountOverflow"),
-    ...["01", "-1", "1e3", " 1", "1.0", "", "0x10"].map((a, n) => errCase(C, `c1-amount-bad-${n}`, `malformed amount ${JSON.stringify(a)}`, "amount.parse", { amount: a }, "BadAmount")),
-    errCase(C, "c1-amount-number", "an amount as a JSON number is refused", "amount.parse", { amount: 5 }, "BadAmount"),
+    okCase(
+      C,
+      "c1-amount-add",
+      "amounts add exactly past 2^53",
+      "amount.add",
+      { amounts: ["9007199254740993", "1"] },
+      { sum: "9007199254740994" },
+    ),
+    okCase(
+      C,
+      "c1-amount-max",
+      "2^64 − 1 is the largest amount",
+      "amount.add",
+      { amounts: [max, "0"] },
+      { sum: max },
+    ),
+    errCase(
+      C,
+      "c1-amount-overflow",
+      "a sum above 2^64 − 1 is refused",
+      "amount.add",
+      { amounts: [max, "1"] },
+      "AmountOverflow",
+    ),
+    errCase(
+      C,
+      "c1-amount-too-large",
+      "an amount above 2^64 − 1 is refused",
+      "amount.parse",
+      { amount: "18446744073709551616" },
+      "AmountOverflow",
+    ),
+    ...["01", "-1", "1e3", " 1", "1.0", "", "0x10"].map((a, n) =>
+      errCase(
+        C,
+        `c1-amount-bad-${n}`,
+        `malformed amount ${JSON.stringify(a)}`,
+        "amount.parse",
+        { amount: a },
+        "BadAmount",
+      ),
+    ),
+    errCase(
+      C,
+      "c1-amount-number",
+      "an amount as a JSON number is refused",
+      "amount.parse",
+      { amount: 5 },
+      "BadAmount",
+    ),
   ];
 }
 
@@ -253,5 +523,15 @@ export const klass: ConformanceClass = {
   title: "canonical encoding, digests, signatures",
   file: "core.json",
   ops,
-  generate: () => [...jcsVectors(), ...strictParseVectors(), ...canonicalFormVectors(), ...blake3Vectors(), ...ed25519Vectors(), ...didVectors(), ...dsseVectors(), ...chainVectors(), ...amountVectors()],
+  generate: () => [
+    ...jcsVectors(),
+    ...strictParseVectors(),
+    ...canonicalFormVectors(),
+    ...blake3Vectors(),
+    ...ed25519Vectors(),
+    ...didVectors(),
+    ...dsseVectors(),
+    ...chainVectors(),
+    ...amountVectors(),
+  ],
 };

@@ -3,12 +3,28 @@ import type { Json } from "@sbx/wire";
 import type { ClassId, Vector } from "../types.ts";
 
 /** okCase builds a vector that must succeed, with its exact output when given. */
-export function okCase(cls: ClassId, id: string, desc: string, op: string, input: Json, output?: Json): Vector {
-  return output === undefined ? { id, class: cls, desc, op, input, expect: "ok" } : { id, class: cls, desc, op, input, expect: "ok", output };
+export function okCase(
+  cls: ClassId,
+  id: string,
+  desc: string,
+  op: string,
+  input: Json,
+  output?: Json,
+): Vector {
+  return output === undefined
+    ? { id, class: cls, desc, op, input, expect: "ok" }
+    : { id, class: cls, desc, op, input, expect: "ok", output };
 }
 
 /** errCase builds a vector that must be refused with `code`. */
-export function errCase(cls: ClassId, id: string, desc: string, op: string, input: Json, code: string): Vector {
+export function errCase(
+  cls: ClassId,
+  id: string,
+  desc: string,
+  op: string,
+  input: Json,
+  code: string,
+): Vector {
   return { id, class: cls, desc, op, input, expect: { error: code } };
 }
 

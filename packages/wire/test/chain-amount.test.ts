@@ -1,0 +1,74 @@
+// Hash chains (§2.7) against a literal re-statement of the definition, and 64-bit amounts (§2.2).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  addAmounts,
+  addressOf,
+  blake3,
+  canonicalBytes,
+  chainGenesis,
+  chainHeads,
+  chainNext,
+  compareAmounts,
+  concatBytes,
+  formatDigest,
+  parseAmount,
+  parseDigest,
+  subAmounts,
+  utf8,
+  WireError,
+  AMOUNT_MAX,
+} from "@sbx/wire";
+
+test("head₀ = BLAKE3(tag ‖ ids) and headₙ = BLAKE3(headₙ₋₁ ‖ JCS(entry)), literally", () => {
+  const ids = [addressOf({ u: 1 }), addressOf({ g: 2 })];
+  const h0 = formatDigest(
+    blake3(concatBytes(utf8("sandbox.runrecord/1"), parseDigest(ids[0]), parseDigest(ids[1]))),
+  );
+  assert.equal(chainGenesis("sandbox.runrecord/1", ids), h0);
+  const e = { kind: "executed", n: 1 };
+  assert.equal(chainNext(h0, e), formatDigest(blake3(concatBytes(parseDigest(h0), canonicalBytes(e)))));
+  assert.deepEqual(chainHeads("sandbox.runrecord/1", ids, [e]), [h0, chainNext(h0, e)]);
+});
+
+test("amounts: exact above 2^53, refusals by code", () => {
+  assert.equal(addAmounts("9007199254740993", "9007199254740993"), "18014398509481986");
+  assert.equal(subAmounts("10", "3"), "7");
+  assert.equal(compareAmounts("10", "9"), 1);
+  const code = (fn: () => unknown) => {
+    try {
+      fn();
+      return "ok";
+    } catch (e) {
+      return (e as WireError).code;
+    }
+  };
+  assert.equal(
+    code(() => addAmounts(AMOUNT_MAX.toString(), "1")),
+    "AmountOverflow",
+  );
+  assert.equal(
+    code(() => subAmounts("1", "2")),
+    "AmountUnderflow",
+  );
+  for (const bad of ["", "01", "+1", "1.0", "1e2", " 1", "-0"])
+    assert.equal(
+      code(() => parseAmount(bad)),
+      "BadAmount",
+      bad,
+    );
+});
+
+test("property: addition of amounts matches bigint arithmetic or overflows", () => {
+  fc.assert(
+    fc.property(fc.bigInt({ min: 0n, max: AMOUNT_MAX }), fc.bigInt({ min: 0n, max: AMOUNT_MAX }), (a, b) => {
+      if (a + b > AMOUNT_MAX)
+        assert.throws(
+          () => addAmounts(a.toString(), b.toString()),
+          (e: unknown) => e instanceof WireError && e.code === "AmountOverflow",
+        );
+      else assert.equal(parseAmount(addAmounts(a.toString(), b.toString())), a + b);
+    }),
+  );
+});

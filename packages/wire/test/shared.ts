@@ -1,0 +1,13 @@
+// Test helper: where the shared published vectors are (../shared beside the repository, or SBX_SHARED).
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+/** The external vectors folder. */
+export const externalDir = join(process.env.SBX_SHARED ?? resolve(repoRoot, "../shared"), "vectors/external");
+
+/** readExternal parses one JSON file of the external vectors; the caller states its shape. */
+export function readExternal(rel: string): unknown {
+  return JSON.parse(readFileSync(join(externalDir, rel), "utf8"));
+}
