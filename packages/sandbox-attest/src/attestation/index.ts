@@ -1,0 +1,16 @@
+// §7.1–§7.6 Attestation: in-toto Statement v1 in DSSE, the execution predicate, signing, verification.
+export {
+  STATEMENT_TYPE,
+  PREDICATE_TYPE,
+  ATTESTATION_PAYLOAD_TYPE,
+  SUBJECT_NAME,
+  PROVENANCES,
+  parseStatement,
+  parsePredicate,
+  weakestProvenance,
+} from "./statement.ts";
+export type { Statement, ExecutionPredicate, Outcome, Provenance } from "./statement.ts";
+export { buildStatement, signAttestation, attestationAddress } from "./sign.ts";
+export type { PredicateInput } from "./sign.ts";
+export { verifyAttestation, MAX_ATTESTATION_BYTES } from "./verify.ts";
+export type { AttestationExpect, VerifiedAttestation } from "./verify.ts";
