@@ -1,0 +1,22 @@
+// §13 Durable run records: segments, the hash chain, phase rules, wire form, resume preconditions
+// and energy totals.
+export { parseSegment, parseSnapshotRef, snapshotAddress } from "./segment.ts";
+export type {
+  Segment,
+  ExecutedSegment,
+  SuspendedSegment,
+  ResumedSegment,
+  ClosedSegment,
+  SnapshotRef,
+  Provenance,
+  CloseOutcome,
+} from "./segment.ts";
+export { applySegment, GENESIS_STATE } from "./phase.ts";
+export type { Phase, PhaseState } from "./phase.ts";
+export { RUNRECORD_TAG, RunRecord, runGenesis, segmentHead } from "./record.ts";
+export { RECORD_LINE_MAX, decodeRecord, encodeHeader, encodeRecord, encodeSegmentLine } from "./wire.ts";
+export type { DecodedRecord, DecodeOptions, RecordHeader } from "./wire.ts";
+export { checkResume, resumedSegment } from "./resume.ts";
+export type { EnvironmentCheck, IdleEnergy } from "./resume.ts";
+export { runEnergy } from "./energy.ts";
+export type { ActiveEnergyOf, RunEnergy } from "./energy.ts";
