@@ -57,7 +57,7 @@ export class MemoryStore implements Store {
       this.#records.set(id, concatBytes(bytes, line));
       return Promise.resolve(head);
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
   }
 
