@@ -1,0 +1,251 @@
+// execgate: the kernel-facing half of the exec gate (sandbox-attest §5.5).
+//
+// It runs one command in a sandbox whose every exec is decided by content:
+//   1. a fanotify group (FAN_CLASS_CONTENT) and a warden process that holds a second reference to
+//      it, so the group outlives this helper: if the helper dies, pending permission events stay
+//      pending (they are never auto-allowed) while the warden kills the sandbox;
+//   2. a private mount namespace whose every mount (our copies, so the host's processes are never
+//      affected) is marked FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM; the workspace is a dedicated bind
+//      mount;
+//   3. the sandbox's first process is pid 1 of a new pid namespace (so the whole tree dies with it),
+//      with PR_SET_PDEATHSIG(SIGKILL), vm.memfd_noexec=2 and CAP_SYS_ADMIN & co. dropped.
+// Decisions come from a stat-keyed cache (dev, ino, size, mtime, ctime); on a miss the Node side
+// is asked over fds 3 (in) / 4 (out) and hashes the file. No answer within the timeout is DENY.
+// This process never opens a file on a marked mount after marking (that would wait on itself).
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "gate.h"
+
+static struct gate G;
+
+static void die(const char *what) {
+  dprintf(2, "execgate: %s: %s\n", what, strerror(errno));
+  if (G.spid > 0) kill(G.spid, SIGKILL);
+  _exit(70);
+}
+
+int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+// The warden: holds the fanotify group, watches the helper's heartbeat, kills the sandbox when the
+// helper dies or stalls. It touches no file.
+static void warden(int hb, pid_t helper, int stall_ms) {
+  close(3);
+  close(4);
+  pid_t spid = 0;
+  int sfd = -1;
+  for (;;) {
+    struct pollfd p = {hb, POLLIN, 0};
+    int r = poll(&p, 1, stall_ms);
+    if (r < 0 && errno == EINTR) continue;
+    char buf[64];
+    ssize_t n = r > 0 ? read(hb, buf, sizeof buf) : -1;
+    if (r > 0 && n > 0) {
+      for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == 'q') _exit(0);
+      if (buf[0] == 'S' && n >= 5) {
+        memcpy(&spid, buf + 1, sizeof spid);
+        sfd = pidfd_open(spid);
+      }
+      continue;
+    }
+    // EOF (the helper died) or silence past stall_ms (the helper stalled): fail closed.
+    if (spid > 0) kill(spid, SIGKILL);
+    if (r == 0) kill(helper, SIGKILL);
+    if (sfd >= 0) {
+      struct pollfd q = {sfd, POLLIN, 0};
+      poll(&q, 1, 5000);
+    }
+    dprintf(2, "execgate warden: helper %s; sandbox killed\n", r == 0 ? "stalled" : "died");
+    _exit(3);
+  }
+}
+
+static const char *const pseudo_fs[] = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs",
+                                        "tracefs", "pstore", "bpf", "configfs", "fusectl", "binfmt_misc", "autofs", "efivarfs",
+                                        "rpc_pipefs", "nsfs", NULL};
+
+static int is_pseudo(const char *fs) {
+  for (int i = 0; pseudo_fs[i]; i++)
+    if (strcmp(fs, pseudo_fs[i]) == 0) return 1;
+  return 0;
+}
+
+// Decodes mountinfo's octal escapes (\040 for a space) in place.
+static void unescape(char *s) {
+  char *o = s;
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else
+      *o++ = *s;
+  }
+  *o = 0;
+}
+
+// Marks every mount of this (private) namespace; a mount that can hold executables and cannot be
+// marked is fatal: the sandbox never starts unguarded.
+static void mark_all_mounts(void) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f) die("mountinfo");
+  char line[4096];
+  uint64_t mask = FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM;
+  while (fgets(line, sizeof line, f)) {
+    char *save = NULL, *tok = strtok_r(line, " ", &save);
+    char *mnt = NULL, *fs = NULL;
+    for (int i = 0; tok; i++, tok = strtok_r(NULL, " ", &save)) {
+      if (i == 4) mnt = tok;
+      if (strcmp(tok, "-") == 0) {
+        fs = strtok_r(NULL, " ", &save);
+        break;
+      }
+    }
+    if (!mnt || !fs) continue;
+    unescape(mnt);
+    if (fanotify_mark(G.fan, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, mnt) == 0) {
+      G.marked++;
+      continue;
+    }
+    if (is_pseudo(fs) || errno == ENOENT) continue;
+    dprintf(2, "execgate: cannot mark %s (%s)\n", mnt, fs);
+    die("fanotify_mark");
+  }
+  fclose(f);
+}
+
+static const int dropped_caps[] = {21 /*SYS_ADMIN*/, 16 /*SYS_MODULE*/, 17 /*SYS_RAWIO*/, 19 /*SYS_PTRACE*/, 25 /*SYS_TIME*/,
+                                   22 /*SYS_BOOT*/, 33 /*MAC_ADMIN*/,  32 /*MAC_OVERRIDE*/, 39 /*BPF*/,      38 /*PERFMON*/};
+
+// The sandbox's pid 1: dies with the helper, gets its own /proc, refuses executable memfds, loses
+// the capabilities that could remount, unshare or trace its way out, then runs the command.
+static void sandbox_init(int lifeline, char **argv) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(71);
+  struct pollfd p = {lifeline, POLLIN, 0};
+  if (poll(&p, 1, 0) != 0) _exit(71); // the helper is already gone
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+    dprintf(2, "execgate: mount /proc: %s\n", strerror(errno));
+    _exit(71);
+  }
+  int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write(fd, "2", 1) != 1) {
+    dprintf(2, "execgate: vm.memfd_noexec=2: %s\n", strerror(errno));
+    _exit(71);
+  }
+  close(fd);
+  for (size_t i = 0; i < sizeof dropped_caps / sizeof dropped_caps[0]; i++) prctl(PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0);
+  if (G.cwd && chdir(G.cwd) != 0) _exit(72);
+  execvp(argv[0], argv);
+  dprintf(2, "execgate: exec %s: %s\n", argv[0], strerror(errno));
+  _exit(errno == EACCES || errno == EPERM ? 126 : 127);
+}
+
+static void start_sandbox(char **argv) {
+  int life[2];
+  if (pipe2(life, O_CLOEXEC) != 0) die("pipe");
+  if (unshare(CLONE_NEWPID) != 0) die("unshare pid");
+  pid_t pid = fork();
+  if (pid < 0) die("fork");
+  if (pid == 0) {
+    close(life[1]);
+    sandbox_init(life[0], argv);
+  }
+  close(life[0]);
+  G.lifeline = life[1];
+  G.spid = pid;
+  G.sfd = pidfd_open(pid);
+  if (G.sfd < 0) die("pidfd_open");
+  char msg[1 + sizeof(pid_t)];
+  msg[0] = 'S';
+  memcpy(msg + 1, &pid, sizeof pid);
+  if (write(G.hb, msg, sizeof msg) != (ssize_t)sizeof msg) die("warden");
+}
+
+static void setup_namespace(void) {
+  if (unshare(CLONE_NEWNS) != 0) die("unshare mount");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("make-rprivate");
+  if (G.workspace && mount(G.workspace, G.workspace, NULL, MS_BIND | MS_REC, NULL) != 0) die("bind workspace");
+  // The host's /proc, kept before the sandbox mounts its own over it: event pids are host pids.
+  G.proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (G.proc < 0) die("open /proc");
+  if (G.enforce) mark_all_mounts();
+}
+
+static void parse_args(int argc, char **argv, int *cmd) {
+  G.timeout_ms = 5000;
+  G.stall_ms = 2000;
+  G.enforce = 1;
+  G.use_cache = 1;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--") == 0) break;
+    if (!v && strcmp(a, "--no-cache") && strcmp(a, "--no-gate")) goto usage;
+    if (strcmp(a, "--node-pid") == 0) G.node_pid = atoi(v), i++;
+    else if (strcmp(a, "--timeout-ms") == 0) G.timeout_ms = atoi(v), i++;
+    else if (strcmp(a, "--stall-ms") == 0) G.stall_ms = atoi(v), i++;
+    else if (strcmp(a, "--workspace") == 0) G.workspace = v, i++;
+    else if (strcmp(a, "--cwd") == 0) G.cwd = v, i++;
+    else if (strcmp(a, "--no-cache") == 0) G.use_cache = 0;
+    else if (strcmp(a, "--no-gate") == 0) G.enforce = 0;
+    else goto usage;
+  }
+  if (i + 1 >= argc) goto usage;
+  *cmd = i + 1;
+  return;
+usage:
+  dprintf(2, "usage: execgate [--node-pid P] [--timeout-ms T] [--stall-ms S] [--workspace DIR] [--cwd DIR] [--no-cache] "
+             "[--no-gate] -- command [args…]\n");
+  _exit(64);
+}
+
+int main(int argc, char **argv) {
+  int cmd = 0;
+  parse_args(argc, argv, &cmd);
+  if (geteuid() != 0) {
+    dprintf(2, "execgate: needs root (fanotify permission events, namespaces)\n");
+    return 77;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  fcntl(4, F_SETFD, FD_CLOEXEC);
+  G.self = getpid();
+  G.fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+  if (G.fan < 0) die("fanotify_init");
+  int hb[2];
+  if (pipe2(hb, O_CLOEXEC) != 0) die("pipe");
+  pid_t w = fork();
+  if (w < 0) die("fork");
+  if (w == 0) {
+    close(hb[1]);
+    warden(hb[0], G.self, G.stall_ms);
+  }
+  close(hb[0]);
+  G.hb = hb[1];
+  G.warden = w;
+  setup_namespace();
+  start_sandbox(argv + cmd);
+  return gate_loop(&G);
+}
