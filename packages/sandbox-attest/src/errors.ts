@@ -5,6 +5,13 @@
 export type SandboxAttestErrorCode =
   // §4 Units and grant binding
   | "BadUnit"
+  // §5.5 Content-addressed process control
+  | "BadExecPolicy"
+  | "ExecPolicyBadDigest"
+  | "ExecPolicyUnsorted"
+  | "ExecPolicyDuplicate"
+  | "ExecPolicyMismatch"
+  | "ExecDenied"
   // §6 Energy: receipts, provenance, models, receipt chains
   | "BadEnergyReceipt"
   | "BadComponent"
