@@ -1,0 +1,27 @@
+// The one error class of @sbx/host: a stable `code` naming what the host refused or what broke on
+// disk, a human message, and an optional cause. Tests assert the code. Each module adds its codes.
+
+/** Codes a host refusal carries. */
+export type HostErrorCode =
+  // §13 snapshots and the file-backed store
+  | "UnsupportedFileKind"
+  | "UnsupportedMode"
+  | "UnsupportedName"
+  | "RestoreTargetNotEmpty"
+  | "StoreUnusable";
+
+/** The host error class: `code` from HostErrorCode, and a message. */
+export class HostError extends Error {
+  override readonly name = "HostError";
+  readonly code: HostErrorCode;
+
+  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`${code}: ${message}`, options);
+    this.code = code;
+  }
+}
+
+/** isHostError reports whether `e` is a HostError, optionally with `code`. */
+export function isHostError(e: unknown, code?: HostErrorCode): e is HostError {
+  return e instanceof HostError && (code === undefined || e.code === code);
+}
