@@ -1,0 +1,52 @@
+// JCP §4 failure codes. One error class for the package; tests assert the code, never the message.
+import type { WireErrorCode } from "@sbx/wire";
+
+/**
+ * Codes a JCP refusal carries (jcp §4.1–§4.5). Wire-layer refusals met while opening a signed
+ * object keep their wire code (sandbox-attest §2.9), e.g. `BadSignature`, `NotCanonical`.
+ */
+export type JcpErrorCode =
+  | WireErrorCode
+  // §4.1 the grant object
+  | "BadGrant"
+  | "BadPattern"
+  | "GrantTooLarge"
+  // §4.4 attenuation and chain verification
+  | "ChainTooLong"
+  | "BrokenChain"
+  | "UntrustedRoot"
+  | "NotHolder"
+  | "ScopeWidens"
+  | "BudgetExceeds"
+  | "WindowWidens"
+  | "DepthExhausted"
+  | "Expired"
+  | "NotYetValid"
+  // §4.3 budgets and spend
+  | "BadReceipt"
+  | "BrokenReceiptChain"
+  | "UntrustedHost"
+  | "Overspend"
+  // §4.5 revocation
+  | "Revoked"
+  | "BadRevocation"
+  | "BrokenRevocationList"
+  | "NotAuthorized"
+  // §4.1 grant sets
+  | "BadGrantSet";
+
+/** The package's one error class: a stable `code`, a message, and an optional cause. */
+export class JcpError extends Error {
+  override readonly name = "JcpError";
+  readonly code: JcpErrorCode;
+
+  constructor(code: JcpErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`${code}: ${message}`, options);
+    this.code = code;
+  }
+}
+
+/** isJcpError reports whether `e` is a JcpError, optionally with the given code. */
+export function isJcpError(e: unknown, code?: JcpErrorCode): e is JcpError {
+  return e instanceof JcpError && (code === undefined || e.code === code);
+}

@@ -1,0 +1,232 @@
+// §4.3 Spend: a metering host signs a receipt for what a unit consumed under a leaf grant. Receipts
+// are hash-chained per leaf (head₀ = BLAKE3("jcp.spend/1" ‖ leaf address)) and debit every grant on
+// the leaf's chain; a spend that would take any of them past its budget is refused. A verifier
+// replays the receipts against the grants and recomputes every remaining budget.
+import {
+  chainGenesis,
+  chainNext,
+  isAmount,
+  isDidKey,
+  isDigest,
+  openEnvelope,
+  parseAmount,
+  signPayload,
+  WireError,
+  formatAmount,
+  type Amount,
+  type Digest,
+  type Envelope,
+  type KeyPair,
+} from "@sbx/wire";
+import { JcpError } from "../errors.ts";
+import { addUsage, remainingOf, usageWithin, ZERO_USAGE, type Remaining, type Usage } from "./budget.ts";
+import type { EffectiveGrant } from "./grant.ts";
+import { SPEND_PAYLOAD_TYPE } from "./limits.ts";
+import { rethrow, type GrantCache } from "./open.ts";
+import type { RevocationIndex } from "./revoke.ts";
+import { chainFromStore, type GrantStore } from "./store.ts";
+import { verifyChain, type EffectiveHook } from "./verify.ts";
+
+/** The chain tag of a leaf's spend receipts. */
+export const SPEND_TAG = "jcp.spend/1";
+
+/** One spend receipt as the metering host signs it (§4.3). */
+export interface SpendPayload {
+  readonly grant: Digest;
+  readonly seq: number;
+  readonly prev: Digest;
+  readonly uj: Amount;
+  readonly calls: number;
+  readonly wall_ms: number;
+  readonly at_ms: number;
+  readonly host: string;
+}
+
+/** What a ledger needs to verify chains and receipts. */
+export interface LedgerOptions {
+  /** Trusted root issuers (did:key). */
+  readonly roots: readonly string[];
+  /** Trusted metering hosts (did:key): only their receipts count. */
+  readonly hosts: readonly string[];
+  readonly revocations?: RevocationIndex;
+  readonly effective?: EffectiveHook;
+  readonly cache?: GrantCache;
+}
+
+/** One spend: microjoules, and the calls (default 1) and wall milliseconds (default 0) it used. */
+export interface SpendRequest {
+  readonly uj: Amount;
+  readonly calls?: number;
+  readonly wall_ms?: number;
+}
+
+const KEYS = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
+
+function checkReceipt(v: Record<string, unknown>): SpendPayload {
+  if (Object.keys(v).sort().join(",") !== KEYS)
+    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}`);
+  if (!isDigest(v.grant) || !isDigest(v.prev))
+    throw new JcpError("BadReceipt", "grant and prev must be digests");
+  if (!isDidKey(v.host)) throw new JcpError("BadReceipt", "host must be an Ed25519 did:key");
+  if (!isAmount(v.uj)) throw new JcpError("BadReceipt", "uj must be a decimal amount");
+  for (const k of ["seq", "calls", "wall_ms", "at_ms"] as const)
+    if (typeof v[k] !== "number" || !Number.isSafeInteger(v[k]) || v[k] < 0)
+      throw new JcpError("BadReceipt", `${k} must be a non-negative integer`);
+  return v as unknown as SpendPayload;
+}
+
+/**
+ * openReceipt verifies one receipt envelope (§4.3): signature (`BadSignature` and wire codes),
+ * form (`BadReceipt`), signed once by the host it names (`BadSignature`), a trusted host (`UntrustedHost`).
+ */
+export function openReceipt(env: unknown, hosts: readonly string[]): SpendPayload {
+  let opened;
+  try {
+    opened = openEnvelope(env, { payloadType: SPEND_PAYLOAD_TYPE, maxBytes: 4096 });
+  } catch (e) {
+    if (e instanceof WireError && e.code === "OversizeInput")
+      throw new JcpError("BadReceipt", e.message, { cause: e });
+    rethrow(e);
+  }
+  const r = checkReceipt(opened.payload);
+  if (opened.signers.length !== 1 || opened.signers[0] !== r.host)
+    throw new JcpError("BadSignature", "a receipt carries one signature, its host's");
+  if (!hosts.includes(r.host))
+    throw new JcpError("UntrustedHost", `${r.host} is not a trusted metering host`);
+  return r;
+}
+
+interface LeafChain {
+  head: Digest;
+  seq: number;
+  last_ms: number;
+}
+
+/** SpendLedger holds receipts and the usage of every grant they debit (§4.3). Single writer. */
+export class SpendLedger {
+  readonly #opts: LedgerOptions;
+  readonly #used = new Map<Digest, Usage>();
+  readonly #grants = new Map<Digest, EffectiveGrant>();
+  readonly #leaves = new Map<Digest, LeafChain>();
+  readonly #receipts: Envelope[] = [];
+
+  constructor(opts: LedgerOptions) {
+    this.#opts = opts;
+  }
+
+  /**
+   * replay rebuilds a ledger from receipts in the order they were appended (§4.3), verifying each:
+   * openReceipt's codes; `seq`, `prev` and non-decreasing `at_ms` along its leaf's chain
+   * (`BrokenReceiptChain`); its grant chain, found in `store`, valid at the receipt's `at_ms`
+   * (chainFromStore's and verifyChain's codes); and no grant on it over budget (`Overspend`).
+   */
+  static replay(store: GrantStore, receipts: readonly unknown[], opts: LedgerOptions): SpendLedger {
+    const ledger = new SpendLedger(opts);
+    for (const env of receipts) {
+      const r = openReceipt(env, opts.hosts);
+      const leaf = ledger.#leaf(r.grant);
+      if (r.seq !== leaf.seq + 1 || r.prev !== leaf.head || r.at_ms < leaf.last_ms)
+        throw new JcpError(
+          "BrokenReceiptChain",
+          `receipt ${r.seq} of ${r.grant} does not follow seq ${leaf.seq}, head ${leaf.head}`,
+        );
+      const grants = ledger.#verify(chainFromStore(r.grant, store, opts.cache), r.at_ms);
+      ledger.#debit(grants, { uj: parseAmount(r.uj), calls: r.calls, wall_ms: r.wall_ms });
+      ledger.#append(env as Envelope, r);
+    }
+    return ledger;
+  }
+
+  #leaf(address: Digest): LeafChain {
+    return this.#leaves.get(address) ?? { head: chainGenesis(SPEND_TAG, [address]), seq: 0, last_ms: 0 };
+  }
+
+  #verify(chain: readonly unknown[], at_ms: number): readonly EffectiveGrant[] {
+    const { roots, revocations, effective, cache } = this.#opts;
+    const { grants } = verifyChain(chain, {
+      roots,
+      at_ms,
+      ...(revocations ? { revocations } : {}),
+      ...(effective ? { effective } : {}),
+      ...(cache ? { cache } : {}),
+    });
+    return grants;
+  }
+
+  // Debits every grant on the chain, or none: each total is checked before any is written.
+  #debit(grants: readonly EffectiveGrant[], u: Usage): void {
+    const totals = grants.map((g) => addUsage(this.#used.get(g.address) ?? ZERO_USAGE, u));
+    grants.forEach((g, i) => {
+      if (!usageWithin(totals[i]!, g.budget))
+        throw new JcpError("Overspend", `spend would take ${g.address} past its budget`);
+    });
+    grants.forEach((g, i) => {
+      this.#used.set(g.address, totals[i]!);
+      this.#grants.set(g.address, g);
+    });
+  }
+
+  #append(env: Envelope, r: SpendPayload): void {
+    this.#leaves.set(r.grant, { head: chainNext(this.#leaf(r.grant).head, r), seq: r.seq, last_ms: r.at_ms });
+    this.#receipts.push(env);
+  }
+
+  /**
+   * spend verifies `chain` (root first) at `at_ms` (verifyChain's codes), refuses an untrusted
+   * `host` (`UntrustedHost`), a time before the leaf's last receipt (`BrokenReceiptChain`) and a
+   * spend that takes any grant on the chain past its budget (`Overspend`); otherwise debits every
+   * grant on the chain and returns the host-signed receipt, chained after the leaf's last one.
+   */
+  spend(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number): Envelope {
+    if (!this.#opts.hosts.includes(host.did))
+      throw new JcpError("UntrustedHost", `${host.did} is not a trusted metering host`);
+    const usage: Usage = { uj: parseAmount(req.uj), calls: req.calls ?? 1, wall_ms: req.wall_ms ?? 0 };
+    const grants = this.#verify(chain, at_ms);
+    const leafAddr = grants[grants.length - 1]!.address;
+    const leaf = this.#leaf(leafAddr);
+    if (at_ms < leaf.last_ms)
+      throw new JcpError("BrokenReceiptChain", `time ${at_ms} is before the last receipt's ${leaf.last_ms}`);
+    const payload: SpendPayload = {
+      grant: leafAddr,
+      seq: leaf.seq + 1,
+      prev: leaf.head,
+      uj: formatAmount(usage.uj),
+      calls: usage.calls,
+      wall_ms: usage.wall_ms,
+      at_ms,
+      host: host.did,
+    };
+    checkReceipt(payload as unknown as Record<string, unknown>);
+    this.#debit(grants, usage);
+    const env = signPayload(SPEND_PAYLOAD_TYPE, payload, host);
+    this.#append(env, payload);
+    return env;
+  }
+
+  /** What has been spent under the grant at `address` (its own receipts and its descendants'). */
+  used(address: Digest): Usage {
+    return this.#used.get(address) ?? ZERO_USAGE;
+  }
+
+  /** The remaining budget of every grant any receipt debited, by address. */
+  remaining(): Map<Digest, Remaining> {
+    const out = new Map<Digest, Remaining>();
+    for (const [a, g] of this.#grants) out.set(a, remainingOf(g.budget, this.used(a)));
+    return out;
+  }
+
+  /** remainingOf returns one grant's remaining budget given its effective grant. */
+  remainingOf(g: EffectiveGrant): Remaining {
+    return remainingOf(g.budget, this.used(g.address));
+  }
+
+  /** The head of a leaf's receipt chain (head₀ when it has none). */
+  headOf(leaf: Digest): Digest {
+    return this.#leaf(leaf).head;
+  }
+
+  /** Every receipt, in the order appended. */
+  get receipts(): readonly Envelope[] {
+    return this.#receipts;
+  }
+}
