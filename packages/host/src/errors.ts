@@ -8,7 +8,10 @@ export type HostErrorCode =
   | "UnsupportedMode"
   | "UnsupportedName"
   | "RestoreTargetNotEmpty"
-  | "StoreUnusable";
+  | "StoreUnusable"
+  // §5.5 the exec gate
+  | "GateUnavailable"
+  | "GateFailed";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {
