@@ -1,0 +1,59 @@
+// §15.4 A claim's joule price: every component the claimed item drew, relabelled to the `warmpool`
+// domain and tied to the claim entry by `ref`, goes into the claiming run's first energy receipt.
+import { addressOf, formatAmount, type Digest } from "@sbx/wire";
+import type { EnergyComponent, EnergyReceipt } from "../energy/types.ts";
+import { SandboxAttestError } from "../errors.ts";
+import type { LedgerState } from "./ledger.ts";
+import type { ClaimedEntry } from "./types.ts";
+import { figureUj } from "./figure.ts";
+
+/** claimAddress returns the content address of a claim entry, the `ref` its components carry (§15.4). */
+export function claimAddress(claim: ClaimedEntry): Digest {
+  return addressOf(claim);
+}
+
+/**
+ * claimComponents returns the `warmpool` components a claim puts into the claiming run's first
+ * receipt (§15.4): the item's provisioning and every residency component, each keeping its own
+ * provenance and model, with domain `warmpool` and `ref` the claim's address. Their sum is the
+ * claim's accrued_uj. Refuses `UnknownItem` when `claim` is not a claim entry of this ledger.
+ */
+export function claimComponents(s: LedgerState, claim: ClaimedEntry): EnergyComponent[] {
+  const ref = claimAddress(claim);
+  if (!s.payloads.some((e) => e.kind === "claimed" && addressOf(e) === ref))
+    throw new SandboxAttestError("UnknownItem", `no claim ${ref} in this ledger`);
+  const out: EnergyComponent[] = [];
+  for (const e of s.payloads)
+    if (e.kind === "provisioned" && e.item === claim.item)
+      out.push(...e.provision.map((c) => ({ ...c, domain: "warmpool" as const, ref })));
+    else if (e.kind === "accrued" && e.item === claim.item)
+      out.push(...e.residency.map((c) => ({ ...c, domain: "warmpool" as const, ref })));
+  if (formatAmount(figureUj(out)) !== claim.accrued_uj)
+    throw new SandboxAttestError(
+      "AccruedMismatch",
+      `components sum to ${figureUj(out)}, claim states ${claim.accrued_uj}`,
+    );
+  return out;
+}
+
+/**
+ * checkClaimCharged checks that `receipt` is the first receipt (seq 0) of the claiming run (same
+ * unit_id and grants_id) and that its `warmpool` components referring to the claim sum to the
+ * claim's accrued energy (§15.4). Refuses `ClaimNotCharged` otherwise.
+ */
+export function checkClaimCharged(claim: ClaimedEntry, receipt: EnergyReceipt): void {
+  if (receipt.unit_id !== claim.unit || receipt.grants_id !== claim.grants)
+    throw new SandboxAttestError("ClaimNotCharged", "the receipt is not of the claiming run");
+  if (receipt.seq !== 0)
+    throw new SandboxAttestError(
+      "ClaimNotCharged",
+      `the claim is charged in the run's first receipt, not receipt ${receipt.seq}`,
+    );
+  const ref = claimAddress(claim);
+  const charged = figureUj(receipt.components.filter((c) => c.domain === "warmpool" && c.ref === ref));
+  if (formatAmount(charged) !== claim.accrued_uj)
+    throw new SandboxAttestError(
+      "ClaimNotCharged",
+      `receipt charges ${charged} µJ for the claim, want ${claim.accrued_uj}`,
+    );
+}
