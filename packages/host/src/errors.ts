@@ -11,7 +11,14 @@ export type HostErrorCode =
   | "StoreUnusable"
   // §5.5 the exec gate
   | "GateUnavailable"
-  | "GateFailed";
+  | "GateFailed"
+  // §6 meters: RAPL, cgroup and /proc readers
+  | "BadPowercap"
+  | "BadCgroupStat"
+  | "BadProcStat"
+  | "ProcessGone"
+  | "CgroupUnavailable"
+  | "MeterStopped";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {
