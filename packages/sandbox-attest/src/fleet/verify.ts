@@ -9,7 +9,6 @@ import {
   parseAmount,
   parseDigest,
   type Envelope,
-  type JsonObject,
 } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { inclusionPath } from "../merkle/shape.ts";
