@@ -38,7 +38,7 @@ export interface OpenedPolicy {
 function normalize(list: readonly string[], what: string): Digest[] {
   for (const d of list)
     if (!isDigest(d))
-      throw new SandboxAttestError("ExecPolicyBadDigest", `${what}: ${String(d)} is not a blake3 digest`);
+      throw new SandboxAttestError("ExecPolicyBadDigest", `${what}: ${d} is not a blake3 digest`);
   return [...new Set(list as Digest[])].sort();
 }
 
@@ -48,12 +48,12 @@ function normalize(list: readonly string[], what: string): Digest[] {
  * (`ExecPolicyBadDigest`).
  */
 export function makePolicy(
-  mode: ExecMode,
+  mode: string,
   allow: readonly string[] = [],
   deny: readonly string[] = [],
 ): ExecPolicy {
   if (mode !== "allowlist" && mode !== "denylist")
-    throw new SandboxAttestError("BadExecPolicy", `mode ${String(mode)}`);
+    throw new SandboxAttestError("BadExecPolicy", `mode ${mode}`);
   return { type: EXEC_POLICY_TYPE, mode, allow: normalize(allow, "allow"), deny: normalize(deny, "deny") };
 }
 
