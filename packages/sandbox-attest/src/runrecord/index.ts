@@ -20,3 +20,7 @@ export { checkResume, resumedSegment } from "./resume.ts";
 export type { EnvironmentCheck, IdleEnergy } from "./resume.ts";
 export { runEnergy } from "./energy.ts";
 export type { ActiveEnergyOf, RunEnergy } from "./energy.ts";
+export { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
+export type { SandboxAttestErrorCode } from "../errors.ts";
+export { FS_DIR_FORMAT, encodeFsDir, isEntryName, parseFsDir, walkFsTree } from "./fstree.ts";
+export type { FsDir, FsEntry, FsKind, FsTreeAccess, FsTreeStats } from "./fstree.ts";

@@ -1,0 +1,5 @@
+// §13.7 The file-backed store (the embedded default) and its crash-safety primitives.
+export { FileStore, STORE_FORMAT } from "./filestore.ts";
+export type { OpenStoreOptions } from "./filestore.ts";
+export { recordPaths } from "./records.ts";
+export type { SettleReport } from "./records.ts";
