@@ -1,0 +1,98 @@
+// Shared set-up of the exec gate battery (§5.5): a workspace with a freshly compiled binary to deny
+// and one to allow, the real python3 executable, and helpers to run and inspect gated sandboxes.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Digest } from "@sbx/wire";
+import type { ExecDecision, ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import { HELPER_PATH, LoaderSet, hashFile, runGated, type GateResult } from "@sbx/host/gate";
+
+/** The dynamic loader of this host's /bin/sh. */
+export const LOADER = "/lib64/ld-linux-x86-64.so.2";
+
+/** A C program that says it ran and, given a path, leaves a marker file there. */
+const PROGRAM = (tag: string) => `#include <stdio.h>
+int main(int c, char **v) { if (c > 1) { FILE *f = fopen(v[1], "w"); if (f) fclose(f); } puts("${tag}-RAN"); return 0; }
+`;
+
+/** The battery's workspace. */
+export interface Fixture {
+  readonly ws: string;
+  readonly denied: string;
+  readonly deniedDigest: Digest;
+  readonly ok: string;
+  readonly okDigest: Digest;
+  readonly python: string;
+  readonly loaders: LoaderSet;
+  cleanup(): void;
+}
+
+function compile(ws: string, name: string): string {
+  const src = join(ws, `${name}.c`);
+  writeFileSync(src, PROGRAM(name.toUpperCase()));
+  const r = spawnSync("cc", ["-O1", "-o", join(ws, name), src], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`cc failed: ${r.stderr}`);
+  return join(ws, name);
+}
+
+/** makeFixture compiles the two programs into a fresh workspace. */
+export async function makeFixture(): Promise<Fixture> {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-gate-"));
+  const denied = compile(ws, "denied");
+  const ok = compile(ws, "allowed");
+  const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+  return {
+    ws,
+    denied,
+    deniedDigest: (await hashFile(denied)).digest,
+    ok,
+    okDigest: (await hashFile(ok)).digest,
+    python: py.stdout.trim(),
+    loaders: await new LoaderSet().loadHost(),
+    cleanup: () => rmSync(ws, { recursive: true, force: true }),
+  };
+}
+
+/** runSh runs a shell script in the fixture's gated workspace. */
+export function runSh(f: Fixture, policy: ExecPolicy, script: string, extra: { timeoutMs?: number; withholdAnswers?: boolean } = {}): Promise<GateResult> {
+  return runGated({ policy, command: ["/bin/sh", "-c", script], workspace: f.ws, loaders: f.loaders, timeoutMs: extra.timeoutMs ?? 5000, ...(extra.withholdAnswers ? { withholdAnswers: true } : {}) });
+}
+
+/** refusals lists the journal's refused decisions of one digest. */
+export function refusals(r: GateResult, d: Digest): ExecDecision[] {
+  return r.decisions.filter((x) => x.digest === d && !x.allowed);
+}
+
+/** pidsInNamespace lists the host pids whose pid namespace is `ns` (a /proc/PID/ns/pid link text). */
+export function pidsInNamespace(ns: string): number[] {
+  const out: number[] = [];
+  for (const n of readdirSync("/proc")) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (readlinkSync(`/proc/${n}/ns/pid`) === ns) out.push(Number(n));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** helperProcesses lists live processes running the gate helper (none may outlive a test). */
+export function helperProcesses(): number[] {
+  const out: number[] = [];
+  for (const n of readdirSync("/proc")) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (readlinkSync(`/proc/${n}/exe`) === HELPER_PATH) out.push(Number(n));
+    } catch {
+      /* gone or kernel thread */
+    }
+  }
+  return out;
+}
+
+/** sleep waits `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
