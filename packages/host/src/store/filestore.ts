@@ -112,7 +112,10 @@ export class FileStore implements Store {
   }
 
   #publish(tmp: string, dest: string, deferDirSync: boolean): void {
-    if (existsSync(dest)) { unlinkSync(tmp); return; }
+    if (existsSync(dest)) {
+      unlinkSync(tmp);
+      return;
+    }
     publishRename(tmp, dest, !deferDirSync);
     if (deferDirSync) this.#dirty.add(join(dest, ".."));
   }
@@ -158,14 +161,14 @@ export class FileStore implements Store {
   /** getObjectSync returns the checked bytes of an object (`ObjectMismatch`), or null when absent. */
   getObjectSync(address: Digest): Uint8Array | null {
     const p = this.objectPath(address);
-    return existsSync(p) ? checkObject(address, readFileSync(p)) : null;
+    return existsSync(p) ? checkObject(address, new Uint8Array(readFileSync(p))) : null;
   }
 
   putObject(bytes: Uint8Array): Promise<Digest> {
-    return Promise.resolve(this.putObjectSync(bytes));
+    return Promise.resolve().then(() => this.putObjectSync(bytes));
   }
   getObject(address: Digest): Promise<Uint8Array | null> {
-    return Promise.resolve(this.getObjectSync(address));
+    return Promise.resolve().then(() => this.getObjectSync(address));
   }
   hasObject(address: Digest): Promise<boolean> {
     return Promise.resolve(existsSync(this.objectPath(address)));
