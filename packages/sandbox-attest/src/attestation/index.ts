@@ -4,12 +4,10 @@ export {
   PREDICATE_TYPE,
   ATTESTATION_PAYLOAD_TYPE,
   SUBJECT_NAME,
-  PROVENANCES,
   parseStatement,
   parsePredicate,
-  weakestProvenance,
 } from "./statement.ts";
-export type { Statement, ExecutionPredicate, Outcome, Provenance } from "./statement.ts";
+export type { Statement, ExecutionPredicate, Outcome } from "./statement.ts";
 export { buildStatement, signAttestation, attestationAddress } from "./sign.ts";
 export type { PredicateInput } from "./sign.ts";
 export { verifyAttestation, MAX_ATTESTATION_BYTES } from "./verify.ts";

@@ -3,6 +3,7 @@
 import { isAmount, type Amount, type Digest, type JsonObject } from "@sbx/wire";
 import { LEVELS, type Level } from "../unit/descriptor.ts";
 import { fields } from "../unit/fields.ts";
+import { PROVENANCES, type Provenance } from "../energy/types.ts";
 
 /** in-toto Statement v1 `_type` (§7.1). */
 export const STATEMENT_TYPE = "https://in-toto.io/Statement/v1";
@@ -12,11 +13,6 @@ export const PREDICATE_TYPE = "https://sandbox-attest.dev/execution/v1";
 export const ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json";
 /** The name of the statement's one subject, the unit (§7.1). */
 export const SUBJECT_NAME = "unit";
-
-/** Energy provenance (§6.2), weakest last. */
-export const PROVENANCES = ["measured", "attributed", "estimated"] as const;
-/** One provenance (§6.2). */
-export type Provenance = (typeof PROVENANCES)[number];
 
 /** How the interval ended (§7.2): exited with a code, killed by a signal, or never started. */
 export type Outcome =
@@ -137,10 +133,4 @@ function parseOutcome(v: unknown): void {
   } else if (status === "spawn_failed")
     f.str(f.obj(v, "outcome", ["status", "reason"]).reason, "outcome.reason", 256);
   else f.fail("outcome.status must be exited, signaled or spawn_failed");
-}
-
-/** weakestProvenance returns the weakest of the provenances given (§6.2): estimated < attributed < measured. */
-export function weakestProvenance(list: readonly Provenance[]): Provenance {
-  if (list.length === 0) throw new RangeError("weakestProvenance: list is empty");
-  return list.reduce((a, b) => (PROVENANCES.indexOf(b) > PROVENANCES.indexOf(a) ? b : a));
 }

@@ -7,7 +7,6 @@ import {
   buildStatement,
   signAttestation,
   verifyAttestation,
-  weakestProvenance,
   type AttestationExpect,
 } from "../../src/attestation/index.ts";
 import { isSandboxAttestError } from "../../src/errors.ts";
@@ -139,10 +138,4 @@ test("signAttestation refuses a malformed predicate", () => {
     () => signAttestation(fixturePredicate({ level: "S0" as "S1" }), host),
     (e) => isSandboxAttestError(e, "BadPredicate"),
   );
-});
-
-test("weakestProvenance orders measured > attributed > estimated", () => {
-  assert.equal(weakestProvenance(["measured", "attributed"]), "attributed");
-  assert.equal(weakestProvenance(["measured", "estimated", "attributed"]), "estimated");
-  assert.equal(weakestProvenance(["measured"]), "measured");
 });
