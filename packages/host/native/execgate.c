@@ -62,11 +62,14 @@ static void warden(int hb, pid_t helper, int stall_ms) {
     char buf[64];
     ssize_t n = r > 0 ? read(hb, buf, sizeof buf) : -1;
     if (r > 0 && n > 0) {
-      for (ssize_t i = 0; i < n; i++)
+      // Messages: 'h' heartbeat, 'q' normal end, 'S' + pid (sent once, before any heartbeat).
+      for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == 'q') _exit(0);
-      if (buf[0] == 'S' && n >= 5) {
-        memcpy(&spid, buf + 1, sizeof spid);
-        sfd = pidfd_open(spid);
+        if (buf[i] == 'S' && spid == 0 && i + (ssize_t)sizeof spid < n) {
+          memcpy(&spid, buf + i + 1, sizeof spid);
+          sfd = pidfd_open(spid);
+          i += (ssize_t)sizeof spid;
+        }
       }
       continue;
     }

@@ -1,7 +1,7 @@
 // Shared set-up of the exec gate battery (§5.5): a workspace with a freshly compiled binary to deny
 // and one to allow, the real python3 executable, and helpers to run and inspect gated sandboxes.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
@@ -25,6 +25,10 @@ export interface Fixture {
   readonly okDigest: Digest;
   readonly python: string;
   readonly loaders: LoaderSet;
+  /** The environment every gated run of this fixture gets: it carries a tag naming its helpers. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Live helper (and warden) processes started by this fixture. */
+  helpers(): number[];
   cleanup(): void;
 }
 
@@ -39,6 +43,7 @@ function compile(ws: string, name: string): string {
 /** makeFixture compiles the two programs into a fresh workspace. */
 export async function makeFixture(): Promise<Fixture> {
   const ws = mkdtempSync(join(tmpdir(), "sbx-gate-"));
+  const tag = ws.slice(-6);
   const denied = compile(ws, "denied");
   const ok = compile(ws, "allowed");
   const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
@@ -50,13 +55,28 @@ export async function makeFixture(): Promise<Fixture> {
     okDigest: (await hashFile(ok)).digest,
     python: py.stdout.trim(),
     loaders: await new LoaderSet().loadHost(),
+    env: { ...process.env, SBX_GATE_TEST_TAG: tag },
+    helpers: () => helperProcesses(tag),
     cleanup: () => rmSync(ws, { recursive: true, force: true }),
   };
 }
 
 /** runSh runs a shell script in the fixture's gated workspace. */
-export function runSh(f: Fixture, policy: ExecPolicy, script: string, extra: { timeoutMs?: number; withholdAnswers?: boolean } = {}): Promise<GateResult> {
-  return runGated({ policy, command: ["/bin/sh", "-c", script], workspace: f.ws, loaders: f.loaders, timeoutMs: extra.timeoutMs ?? 5000, ...(extra.withholdAnswers ? { withholdAnswers: true } : {}) });
+export function runSh(
+  f: Fixture,
+  policy: ExecPolicy,
+  script: string,
+  extra: { timeoutMs?: number; withholdAnswers?: boolean } = {},
+): Promise<GateResult> {
+  return runGated({
+    policy,
+    command: ["/bin/sh", "-c", script],
+    workspace: f.ws,
+    loaders: f.loaders,
+    env: f.env,
+    timeoutMs: extra.timeoutMs ?? 5000,
+    ...(extra.withholdAnswers ? { withholdAnswers: true } : {}),
+  });
 }
 
 /** refusals lists the journal's refused decisions of one digest. */
@@ -78,13 +98,17 @@ export function pidsInNamespace(ns: string): number[] {
   return out;
 }
 
-/** helperProcesses lists live processes running the gate helper (none may outlive a test). */
-export function helperProcesses(): number[] {
+/** helperProcesses lists live gate helper processes whose environment carries `tag`. */
+export function helperProcesses(tag: string): number[] {
   const out: number[] = [];
   for (const n of readdirSync("/proc")) {
     if (!/^\d+$/.test(n)) continue;
     try {
-      if (readlinkSync(`/proc/${n}/exe`) === HELPER_PATH) out.push(Number(n));
+      if (
+        readlinkSync(`/proc/${n}/exe`) === HELPER_PATH &&
+        readFileSync(`/proc/${n}/environ`, "latin1").includes(`SBX_GATE_TEST_TAG=${tag}`)
+      )
+        out.push(Number(n));
     } catch {
       /* gone or kernel thread */
     }
@@ -95,4 +119,11 @@ export function helperProcesses(): number[] {
 /** sleep waits `ms`. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** noHelpersLeft waits up to 6 s for every helper and warden of `f` to be gone, and returns those left. */
+export async function noHelpersLeft(f: Fixture): Promise<number[]> {
+  const end = Date.now() + 6000;
+  while (f.helpers().length > 0 && Date.now() < end) await sleep(50);
+  return f.helpers();
 }
