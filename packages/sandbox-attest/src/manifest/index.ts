@@ -8,6 +8,8 @@ export { parsePinnedImage } from "./image.ts";
 export { readJsonc, pointerOf, MAX_SOURCE_BYTES, MAX_DEPTH } from "./jsonc.ts";
 export { classifyMember, KEPT_MEMBERS, IGNORED_MEMBERS, REFUSED_MEMBERS } from "./subset.ts";
 export { classifySubstitution } from "./substitution.ts";
+export { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
+export type { MemberRefusal, SandboxAttestErrorCode } from "../errors.ts";
 export { MANIFEST_PAYLOAD_TYPE, MANIFEST_TYPE, DEFAULT_WORKSPACE_FOLDER } from "./types.ts";
 export type {
   Manifest,
