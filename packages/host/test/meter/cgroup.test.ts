@@ -33,10 +33,11 @@ test("mountinfo: finds cgroup2 and the v1 cpuacct hierarchy", () => {
 async function meterInCgroup(root: string, version: 1 | 2): Promise<void> {
   const only = version === 2 ? { v2: root, cpuacct: null } : { v2: null, cpuacct: root };
   const cg = createUnitCgroup(`sbx-test-${randomBytes(4).toString("hex")}`, only);
+  let child: ReturnType<typeof busyChild> | null = null;
   try {
     assert.equal(cg.version, version);
     assert.equal(readCgroupCpuUs(cg.path), 0n);
-    const child = busyChild(5_000);
+    child = busyChild(5_000);
     const pid = child.pid ?? -1;
     addToCgroup(cg.path, pid);
     assert.deepEqual(cgroupPids(cg.path), [pid]);
@@ -57,6 +58,11 @@ async function meterInCgroup(root: string, version: 1 | 2): Promise<void> {
     assert.ok(readCgroupCpuUs(cg.path) >= inCgroup);
     assert.deepEqual(cgroupPids(cg.path), []);
   } finally {
+    // A failed assertion must not leave a busy process or a cgroup behind.
+    if (child !== null && child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exitOf(child);
+    }
     removeCgroup(cg.path);
   }
   assert.equal(existsSync(cg.path), false);
