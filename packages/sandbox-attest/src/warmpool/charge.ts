@@ -2,6 +2,7 @@
 // domain and tied to the claim entry by `ref`, goes into the claiming run's first energy receipt.
 import { addressOf, formatAmount, type Digest } from "@sbx/wire";
 import type { EnergyComponent, EnergyReceipt } from "../energy/types.ts";
+import { assertReceipt } from "../energy/receipt.ts";
 import { SandboxAttestError } from "../errors.ts";
 import type { LedgerState } from "./ledger.ts";
 import type { ClaimedEntry } from "./types.ts";
@@ -39,9 +40,11 @@ export function claimComponents(s: LedgerState, claim: ClaimedEntry): EnergyComp
 /**
  * checkClaimCharged checks that `receipt` is the first receipt (seq 0) of the claiming run (same
  * unit_id and grants_id) and that its `warmpool` components referring to the claim sum to the
- * claim's accrued energy (§15.4). Refuses `ClaimNotCharged` otherwise.
+ * claim's accrued energy (§15.4). Refuses a malformed receipt with the §6.1 codes, and
+ * `ClaimNotCharged` otherwise.
  */
 export function checkClaimCharged(claim: ClaimedEntry, receipt: EnergyReceipt): void {
+  assertReceipt(receipt);
   if (receipt.unit_id !== claim.unit || receipt.grants_id !== claim.grants)
     throw new SandboxAttestError("ClaimNotCharged", "the receipt is not of the claiming run");
   if (receipt.seq !== 0)

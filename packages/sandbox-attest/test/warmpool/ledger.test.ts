@@ -16,7 +16,7 @@ import {
   POOL_ENTRY_PAYLOAD_TYPE,
   type ClaimedEntry,
 } from "@sbx/sandbox-attest/warmpool";
-import type { EnergyReceipt } from "../../src/energy/types.ts";
+import { buildReceipt, energyGenesis, type EnergyReceipt } from "@sbx/sandbox-attest/energy";
 import {
   forge,
   grants,
@@ -61,11 +61,20 @@ test("a claim's joule price goes into the run's first receipt as warmpool compon
   const comps = claimComponents(s, claim);
   assert.ok(comps.every((c) => c.domain === "warmpool" && c.ref === addressOf(claim)));
   assert.equal(formatAmount(figureUj(comps)), claim.accrued_uj);
-  const receipt = { unit_id: unit, grants_id: grants, seq: 0, components: comps } as unknown as EnergyReceipt;
+  const receipt: EnergyReceipt = buildReceipt({
+    unit_id: unit,
+    grants_id: grants,
+    seq: 0,
+    prev: energyGenesis(unit, grants),
+    host: host.did,
+    start_ms: T0,
+    end_ms: T0 + 1,
+    components: comps,
+  });
   checkClaimCharged(claim, receipt);
   assert.throws(() => checkClaimCharged(claim, { ...receipt, seq: 1 }), refuses("ClaimNotCharged"));
   assert.throws(
-    () => checkClaimCharged(claim, { ...receipt, components: comps.slice(1) }),
+    () => checkClaimCharged(claim, buildReceipt({ ...receipt, components: comps.slice(1) })),
     refuses("ClaimNotCharged"),
   );
   assert.throws(() => checkClaimCharged(claim, { ...receipt, grants_id: unit }), refuses("ClaimNotCharged"));
@@ -223,7 +232,7 @@ const broken: [string, string, (s: ReturnType<typeof newPool>) => void][] = [
   ],
   [
     "an estimate that does not recompute",
-    "BadPoolEntry",
+    "EstimateMismatch",
     (s) =>
       forge(s, {
         kind: "provisioned",
