@@ -1,0 +1,94 @@
+// C4: replay journals (sandbox-attest §8) and the RFC 9162 Merkle trees under them (§8.1).
+// Valid cases come from fixed events; broken ones break them systematically (index ±1, size ×2
+// and ÷2, one bit flipped in each path element, an element removed or added, each event member
+// altered, events reordered), with the expected code stated here.
+import { fromHex, toHex, type Json, type JsonObject } from "@sbx/wire";
+import {
+  Journal,
+  verifyEventInclusion,
+  verifyJournal,
+  verifyJournalConsistency,
+} from "@sbx/sandbox-attest/journal";
+import {
+  rootOf,
+  sha256Hasher,
+  verifyConsistencyProof,
+  verifyInclusionProof,
+} from "@sbx/sandbox-attest/merkle";
+import type { ConformanceClass, Handler } from "../../types.ts";
+import { J } from "./fixture.ts";
+import { headVectors, verifyVectors } from "./journal.ts";
+import { consistencyVectors, inclusionVectors } from "./proofs.ts";
+import { sha256Vectors } from "./sha256.ts";
+
+const C = "C4" as const;
+
+function obj(input: Json): JsonObject {
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new TypeError("input must be an object");
+  return input;
+}
+function list(v: Json | undefined): Json[] {
+  if (!Array.isArray(v)) throw new TypeError("expected an array");
+  return v;
+}
+function hex(v: Json | undefined): Uint8Array {
+  if (typeof v !== "string") throw new TypeError("expected hex text");
+  return fromHex(v);
+}
+const hexList = (v: Json | undefined): Uint8Array[] => list(v).map(hex);
+
+const ops: Record<string, Handler> = {
+  "journal.head": (i) => ({ head: J(Journal.from(list(obj(i).events)).head()) }),
+  "journal.prove": (i) => ({ proof: J(Journal.from(list(obj(i).events)).prove(Number(obj(i).index))) }),
+  "journal.verify": (i) => (verifyJournal(list(obj(i).events), obj(i).head), null),
+  "journal.verify_inclusion": (i) => (verifyEventInclusion(obj(i).head, obj(i).event, obj(i).proof), null),
+  "journal.verify_consistency": (i) => (
+    verifyJournalConsistency(obj(i).older, obj(i).newer, obj(i).path),
+    null
+  ),
+  "merkle.sha256.root": (i) => ({
+    root: toHex(
+      rootOf(
+        sha256Hasher,
+        hexList(obj(i).leaves).map((d) => sha256Hasher.leaf(d)),
+      ),
+    ),
+  }),
+  "merkle.sha256.verify_inclusion": (i) => {
+    const o = obj(i);
+    verifyInclusionProof(
+      sha256Hasher,
+      { size: Number(o.size), root: hex(o.root) },
+      Number(o.index),
+      hex(o.leaf_hash),
+      hexList(o.path),
+    );
+    return null;
+  },
+  "merkle.sha256.verify_consistency": (i) => {
+    const o = obj(i);
+    const older = { size: Number(o.size1), root: hex(o.root1) };
+    verifyConsistencyProof(
+      sha256Hasher,
+      older,
+      { size: Number(o.size2), root: hex(o.root2) },
+      hexList(o.path),
+    );
+    return null;
+  },
+};
+
+export const klass: ConformanceClass = {
+  id: C,
+  title: "replay journals and their Merkle trees",
+  file: "core.json",
+  ops,
+  generate: () => [
+    ...headVectors(),
+    ...verifyVectors(),
+    ...inclusionVectors(),
+    ...consistencyVectors(),
+    ...sha256Vectors(),
+  ],
+};
