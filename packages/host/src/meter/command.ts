@@ -56,8 +56,12 @@ export function meterCommand(
     return { child, done: ended.then(() => Promise.reject(new Error("spawn failed"))) };
   const meter = startMeter(cg ? { cgroup: cg.path } : { pid: child.pid ?? -1 }, o);
   const done = ended.then(([code, signal]) => {
-    const r = meter.stop();
-    if (cg) removeCgroup(cg.path);
+    let r: MeterReading;
+    try {
+      r = meter.stop();
+    } finally {
+      if (cg) removeCgroup(cg.path);
+    }
     const reading = cg ? r : { ...r, absent: [...r.absent, "cgroup"].sort() };
     return { code, signal, reading, cgroup: cg };
   });
