@@ -99,7 +99,8 @@ function checkBudget(v: unknown): void {
  * checkGrantPayload checks a parsed payload against the grant form (§4.1) and returns it typed.
  * Refuses (`BadGrant`) unknown or missing members, principals that are not Ed25519 did:keys, a
  * parent that is neither null nor a digest, bad counts or amounts, depth above 15, an empty
- * window (nbf_ms ≥ exp_ms), a nonce other than 32 lowercase hex; `BadPattern` for a bad pattern.
+ * window (nbf_ms ≥ exp_ms), a nonce other than 32 lowercase hex, a root (parent null) that does
+ * not state scope.resources, scope.actions, budget.uj and depth; `BadPattern` for a bad pattern.
  */
 export function checkGrantPayload(v: unknown): GrantPayload {
   if (!isObject(v)) throw bad("grant payload must be an object");
@@ -115,15 +116,23 @@ export function checkGrantPayload(v: unknown): GrantPayload {
   if (v.depth !== undefined) count(v.depth, "depth", MAX_DEPTH);
   if (typeof v.nonce !== "string" || !NONCE_RE.test(v.nonce))
     throw bad("nonce must be 32 lowercase hex digits");
+  if (v.parent === null) checkRootComplete(v as unknown as GrantPayload);
   return v as unknown as GrantPayload;
 }
 
-/** resolveRoot fills a root's effective grant; a root states scope, budget.uj and depth (`BadGrant`). */
-function resolveRoot(g: GrantPayload, address: Digest): EffectiveGrant {
-  const { resources, actions } = g.scope ?? {};
-  if (!resources || !actions) throw bad("a root grant states scope.resources and scope.actions");
+/** checkRootComplete: a root has no parent to inherit from, so it states scope, budget.uj and depth (`BadGrant`). */
+function checkRootComplete(g: GrantPayload): void {
+  if (!g.scope?.resources || !g.scope.actions)
+    throw bad("a root grant states scope.resources and scope.actions");
   if (g.budget?.uj === undefined) throw bad("a root grant states budget.uj");
   if (g.depth === undefined) throw bad("a root grant states depth");
+}
+
+/** resolveRoot fills a root's effective grant. */
+function resolveRoot(g: GrantPayload, address: Digest): EffectiveGrant {
+  const { resources, actions } = g.scope ?? {};
+  if (!resources || !actions || g.budget?.uj === undefined || g.depth === undefined)
+    throw bad("a root grant states scope, budget.uj and depth");
   const budget = {
     uj: parseAmount(g.budget.uj),
     calls: g.budget.calls ?? null,

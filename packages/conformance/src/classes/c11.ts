@@ -1,0 +1,221 @@
+// C11: grant format and signatures (jcp §4.1). grant.open on valid grants and on grants broken one
+// member at a time (each properly signed, so only the form is wrong), plus signature breaks.
+import { pae, signBytes, toBase64, utf8, type Envelope, type Json, type JsonObject } from "@sbx/wire";
+import { GRANT_PAYLOAD_TYPE, openGrant } from "@sbx/jcp-grant/grant";
+import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
+import type { ConformanceClass, Vector } from "../types.ts";
+import {
+  addr,
+  ALICE,
+  BOB,
+  childPayload,
+  HOUR,
+  MALLORY,
+  rootPayload,
+  ROOT,
+  sign,
+  standardChain,
+  T0,
+} from "./grants/fixtures.ts";
+import { grantOpen } from "./grants/ops.ts";
+
+const C = "C11" as const;
+const open = (env: Json) => ({ envelope: env });
+
+function openOk(id: string, desc: string, env: Envelope): Vector {
+  const g = openGrant(env);
+  return okCase(C, id, desc, "grant.open", open(env as unknown as Json), {
+    address: g.address,
+    payload: g.payload as unknown as Json,
+  });
+}
+
+function validVectors(): Vector[] {
+  const [r, b, c] = standardChain();
+  return [
+    openOk("c11-open-root", "a root grant opens; its address is its payload's", r!),
+    openOk("c11-open-child-inherits", "a child stating only some fields opens", b!),
+    openOk("c11-open-grandchild", "a grandchild opens", c!),
+  ];
+}
+
+/** without returns a copy of `o` lacking member `k`. */
+function without(o: JsonObject, k: string): JsonObject {
+  return Object.fromEntries(Object.entries(o).filter(([x]) => x !== k));
+}
+
+// Each: a payload change that breaks the form, signed by the issuer all the same.
+function formVectors(): Vector[] {
+  const r = rootPayload();
+  const s = r.scope as JsonObject;
+  const bad: [string, JsonObject, string][] = [
+    ["unknown-member", { ...r, extra: 1 }, "BadGrant"],
+    ["missing-holder", without(r, "holder"), "BadGrant"],
+    ["missing-exp", without(r, "exp_ms"), "BadGrant"],
+    ["missing-nonce", without(r, "nonce"), "BadGrant"],
+    ["holder-not-didkey", { ...r, holder: "did:web:example.com" }, "BadGrant"],
+    ["parent-not-digest", { ...r, parent: "sha256:00" }, "BadGrant"],
+    ["root-without-depth", without(r, "depth"), "BadGrant"],
+    ["root-without-budget", without(r, "budget"), "BadGrant"],
+    ["root-without-actions", { ...r, scope: without(s, "actions") }, "BadGrant"],
+    ["empty-scope-object", { ...r, scope: {} }, "BadGrant"],
+    ["empty-resources", { ...r, scope: { ...s, resources: [] } }, "BadGrant"],
+    ["unsorted-resources", { ...r, scope: { ...s, resources: ["/z/**", "/a/**"] } }, "BadGrant"],
+    ["duplicate-action", { ...r, scope: { ...s, actions: ["read", "read"] } }, "BadGrant"],
+    ["bad-action-name", { ...r, scope: { ...s, actions: ["Read"] } }, "BadGrant"],
+    ["uj-as-number", { ...r, budget: { uj: 5000000 } }, "BadGrant"],
+    ["uj-leading-zero", { ...r, budget: { uj: "05000000" } }, "BadGrant"],
+    ["uj-over-2-64", { ...r, budget: { uj: "18446744073709551616" } }, "BadGrant"],
+    ["negative-calls", { ...r, budget: { uj: "1", calls: -1 } }, "BadGrant"],
+    ["unknown-budget-member", { ...r, budget: { uj: "1", joules: 1 } }, "BadGrant"],
+    ["depth-16", { ...r, depth: 16 }, "BadGrant"],
+    ["empty-window", { ...r, nbf_ms: T0 + 24 * HOUR }, "BadGrant"],
+    ["nonce-short", { ...r, nonce: "abcd" }, "BadGrant"],
+    ["nonce-uppercase", { ...r, nonce: "ABCDEF0123456789ABCDEF0123456789" }, "BadGrant"],
+    ["pattern-relative", { ...r, scope: { ...s, resources: ["fs/work/**"] } }, "BadPattern"],
+    ["pattern-dotdot", { ...r, scope: { ...s, resources: ["/fs/work/../etc/**"] } }, "BadPattern"],
+    ["pattern-inner-glob", { ...r, scope: { ...s, resources: ["/fs/**/secret"] } }, "BadPattern"],
+    ["pattern-partial-star", { ...r, scope: { ...s, resources: ["/fs/work*"] } }, "BadPattern"],
+    ["pattern-percent", { ...r, scope: { ...s, resources: ["/fs/a%2Fb"] } }, "BadPattern"],
+  ];
+  return bad.map(([id, p, code]) =>
+    errCase(
+      C,
+      `c11-form-${id}`,
+      `grant form refused: ${id}`,
+      "grant.open",
+      open(sign(p, ROOT) as unknown as Json),
+      code,
+    ),
+  );
+}
+
+function signatureVectors(): Vector[] {
+  const [r] = standardChain();
+  const e = r!;
+  const sig0 = e.signatures[0]!;
+  const J = (x: unknown) => open(x as Json);
+  const out: Vector[] = [
+    errCase(
+      C,
+      "c11-sig-not-issuer",
+      "validly signed, but not by the issuer it names",
+      "grant.open",
+      J(sign(rootPayload(), MALLORY)),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c11-sig-two",
+      "a second valid signature is refused: one signature, the issuer's",
+      "grant.open",
+      J({ ...e, signatures: [sig0, sign(rootPayload(), MALLORY).signatures[0]] }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c11-sig-keyid-swapped",
+      "the issuer's signature relabelled as mallory's",
+      "grant.open",
+      J({ ...e, signatures: [{ keyid: MALLORY.did, sig: sig0.sig }] }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c11-wrong-type",
+      "another payload type",
+      "grant.open",
+      J({ ...e, payloadType: "application/vnd.jcp.other+json" }),
+      "WrongPayloadType",
+    ),
+    errCase(C, "c11-no-signature", "no signature", "grant.open", J({ ...e, signatures: [] }), "BadEnvelope"),
+    errCase(
+      C,
+      "c11-oversize",
+      "a payload over 8 KiB is refused before its signature is checked",
+      "grant.open",
+      J(oversize()),
+      "GrantTooLarge",
+    ),
+    errCase(
+      C,
+      "c11-noncanonical",
+      "a validly signed payload not in JCS form",
+      "grant.open",
+      J(signedRaw('{"issuer":"x", "holder":"y"}')),
+      "NotCanonical",
+    ),
+  ];
+  const bytes = Buffer.from(e.payload, "base64");
+  for (let i = 0; i < bytes.length; i += Math.ceil(bytes.length / 12))
+    out.push(
+      errCase(
+        C,
+        `c11-payload-bit-${i}`,
+        `payload byte ${i} flipped`,
+        "grant.open",
+        J({ ...e, payload: flipBase64Byte(e.payload, i) }),
+        "BadSignature",
+      ),
+    );
+  for (const i of [0, 31, 32, 63])
+    out.push(
+      errCase(
+        C,
+        `c11-sig-bit-${i}`,
+        `signature byte ${i} flipped`,
+        "grant.open",
+        J({ ...e, signatures: [{ keyid: sig0.keyid, sig: flipBase64Byte(sig0.sig, i) }] }),
+        "BadSignature",
+      ),
+    );
+  return out;
+}
+
+function oversize(): Envelope {
+  const resources = Array.from(
+    { length: 64 },
+    (_, i) => `/fs/${String(i).padStart(3, "0")}/${"x".repeat(124)}/**`,
+  );
+  return sign(rootPayload({ scope: { resources, actions: ["read"] } }), ROOT);
+}
+
+function signedRaw(text: string): Envelope {
+  const body = utf8(text);
+  return {
+    payloadType: GRANT_PAYLOAD_TYPE,
+    payload: toBase64(body),
+    signatures: [{ keyid: ROOT.did, sig: toBase64(signBytes(ROOT, pae(GRANT_PAYLOAD_TYPE, body))) }],
+  };
+}
+
+function childFormVectors(): Vector[] {
+  const [r] = standardChain();
+  const p = childPayload(r!, ALICE, BOB, "child-min");
+  return [
+    okCase(
+      C,
+      "c11-child-minimal",
+      "a child may state only issuer, holder, parent, exp_ms and nonce",
+      "grant.open",
+      open(sign(p, ALICE) as unknown as Json),
+      { address: addr(sign(p, ALICE)), payload: p },
+    ),
+    errCase(
+      C,
+      "c11-child-empty-budget",
+      "an empty budget object is refused: leave it out to inherit",
+      "grant.open",
+      open(sign({ ...p, budget: {} }, ALICE) as unknown as Json),
+      "BadGrant",
+    ),
+  ];
+}
+
+export const klass: ConformanceClass = {
+  id: C,
+  title: "grant format and signatures",
+  file: "grants.json",
+  ops: { "grant.open": grantOpen },
+  generate: () => [...validVectors(), ...formVectors(), ...signatureVectors(), ...childFormVectors()],
+};

@@ -1,0 +1,230 @@
+// C17: spend receipts (jcp §4.3). Receipts from the reference ledger replay to stated remaining
+// budgets; then the receipt list is broken systematically (dropped, reordered, bits flipped,
+// re-signed, relabelled) and host-signed receipts that overspend an ancestor are refused.
+import {
+  chainGenesis,
+  chainNext,
+  payloadOf,
+  signPayload,
+  type Digest,
+  type Envelope,
+  type Json,
+  type JsonObject,
+  type KeyPair,
+} from "@sbx/wire";
+import { SPEND_PAYLOAD_TYPE, SPEND_TAG, SpendLedger } from "@sbx/jcp-grant/grant";
+import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
+import type { ConformanceClass, Vector } from "../types.ts";
+import {
+  addr,
+  ALICE,
+  BOB,
+  CAROL,
+  childPayload,
+  HOST,
+  HOUR,
+  MALLORY,
+  ROOT,
+  rootPayload,
+  sign,
+  T0,
+} from "./grants/fixtures.ts";
+import { spendReplay } from "./grants/ops.ts";
+
+const C = "C17" as const;
+
+function grants() {
+  const r = sign(rootPayload({ budget: { uj: "1000", calls: 10 } }), ROOT);
+  const b = sign(childPayload(r, ALICE, BOB, "spend-b", { budget: { uj: "700" } }), ALICE);
+  const c = sign(childPayload(r, ALICE, CAROL, "spend-c", { budget: { uj: "700", wall_ms: 50 } }), ALICE);
+  return { r, b, c };
+}
+
+/** receipt signs a receipt by hand (for the broken cases), chained after `prev`. */
+function receipt(
+  leaf: Envelope,
+  seq: number,
+  prev: Digest,
+  uj: string,
+  at_ms: number,
+  by: KeyPair = HOST,
+  extra: JsonObject = {},
+): Envelope {
+  return signPayload(
+    SPEND_PAYLOAD_TYPE,
+    { grant: addr(leaf), seq, prev, uj, calls: 1, wall_ms: 0, at_ms, host: HOST.did, ...extra },
+    by,
+  );
+}
+
+function input(
+  g: ReturnType<typeof grants>,
+  receipts: readonly unknown[],
+  extra: JsonObject = {},
+): JsonObject {
+  return {
+    grants: [g.r, g.b, g.c] as unknown as Json[],
+    receipts: receipts as Json[],
+    roots: [ROOT.did],
+    hosts: [HOST.did],
+    ...extra,
+  };
+}
+
+function vectors(): Vector[] {
+  const g = grants();
+  const led = new SpendLedger({ roots: [ROOT.did], hosts: [HOST.did] });
+  led.spend([g.r, g.b], HOST, { uj: "300" }, T0);
+  led.spend([g.r, g.c], HOST, { uj: "200", wall_ms: 20 }, T0 + 1);
+  led.spend([g.r, g.b], HOST, { uj: "100" }, T0 + 2);
+  const rs = [...led.receipts];
+  const [rb1, rc1, rb2] = rs as [Envelope, Envelope, Envelope];
+  const R = (id: string, desc: string, list: readonly unknown[], code: string, extra: JsonObject = {}) =>
+    errCase(C, `c17-${id}`, desc, "spend.replay", input(g, list, extra), code);
+  // Remaining budgets are stated: root 1000 − 600, b 700 − 400, c 700 − 200 with 30 ms of wall left.
+  const remaining = {
+    [addr(g.r)]: { uj: "400", calls: 7, wall_ms: null },
+    [addr(g.b)]: { uj: "300", calls: 8, wall_ms: null },
+    [addr(g.c)]: { uj: "500", calls: 9, wall_ms: 30 },
+  };
+  const sorted = Object.fromEntries(Object.entries(remaining).sort(([x], [y]) => (x < y ? -1 : 1)));
+  const headB = chainNext(chainNext(chainGenesis(SPEND_TAG, [addr(g.b)]), payloadOf(rb1)), payloadOf(rb2));
+  const headC = chainNext(chainGenesis(SPEND_TAG, [addr(g.c)]), payloadOf(rc1));
+  const out: Vector[] = [
+    okCase(
+      C,
+      "c17-replay",
+      "three receipts debit every grant on their chains",
+      "spend.replay",
+      input(g, rs),
+      { remaining: sorted },
+    ),
+    okCase(C, "c17-replay-none", "no receipts: nothing debited", "spend.replay", input(g, []), {
+      remaining: {},
+    }),
+    R("drop-first", "the first receipt of bob's chain dropped", [rc1, rb2], "BrokenReceiptChain"),
+    R("reorder", "bob's two receipts swapped", [rb2, rc1, rb1], "BrokenReceiptChain"),
+    R("duplicate", "a receipt replayed twice", [rb1, rb1], "BrokenReceiptChain"),
+    R(
+      "wrong-prev",
+      "a receipt citing another leaf's head",
+      [rb1, receipt(g.c, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0)],
+      "BrokenReceiptChain",
+    ),
+    R(
+      "time-backwards",
+      "a receipt dated before the one above it",
+      [rb1, receipt(g.b, 2, chainNext(chainGenesis(SPEND_TAG, [addr(g.b)]), payloadOf(rb1)), "1", T0 - 1)],
+      "BrokenReceiptChain",
+    ),
+    R("untrusted-host", "receipts from a host the verifier does not trust", rs, "UntrustedHost", {
+      hosts: [MALLORY.did],
+    }),
+    R(
+      "mallory-host",
+      "a receipt by mallory naming herself as host",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, MALLORY, { host: MALLORY.did })],
+      "UntrustedHost",
+    ),
+    R(
+      "forged-host",
+      "a receipt naming the trusted host, signed by mallory",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, MALLORY)],
+      "BadSignature",
+    ),
+    R(
+      "extra-member",
+      "a receipt with an unknown member",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, HOST, { note: "x" })],
+      "BadReceipt",
+    ),
+    R(
+      "uj-number",
+      "a receipt amount as a JSON number",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, HOST, { uj: 1 })],
+      "BadReceipt",
+    ),
+    R(
+      "overspend-leaf",
+      "a host-signed receipt over bob's own budget",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "701", T0)],
+      "Overspend",
+    ),
+    R(
+      "overspend-ancestor",
+      "carol within her budget but over the root's remaining",
+      [...rs, receipt(g.c, 2, headC, "401", T0 + 3)],
+      "Overspend",
+    ),
+    R("overspend-calls", "the root's 10 calls exceeded", overCalls(g), "Overspend"),
+    R("overspend-wall", "carol's 50 ms of wall time exceeded", [rc1Alone(g, 51)], "Overspend"),
+    R(
+      "after-expiry",
+      "a receipt dated after the grant expired",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0 + 24 * HOUR)],
+      "Expired",
+    ),
+    R(
+      "unknown-grant",
+      "a receipt for a grant the verifier was not given",
+      [
+        receipt(
+          sign(childPayload(g.r, ALICE, BOB, "spend-x"), ALICE),
+          1,
+          chainGenesis(SPEND_TAG, [addr(sign(childPayload(g.r, ALICE, BOB, "spend-x"), ALICE))]),
+          "1",
+          T0,
+        ),
+      ],
+      "BrokenChain",
+    ),
+  ];
+  rs.forEach((e, i) => {
+    out.push(
+      R(
+        `payload-bit-${i}`,
+        `receipt ${i}: a payload byte flipped`,
+        rs.map((x, j) => (j === i ? { ...x, payload: flipBase64Byte(x.payload, 40) } : x)),
+        "BadSignature",
+      ),
+    );
+    const s = e.signatures[0]!;
+    out.push(
+      R(
+        `sig-bit-${i}`,
+        `receipt ${i}: a signature byte flipped`,
+        rs.map((x, j) =>
+          j === i ? { ...x, signatures: [{ keyid: s.keyid, sig: flipBase64Byte(s.sig, 5) }] } : x,
+        ),
+        "BadSignature",
+      ),
+    );
+  });
+  // Sanity: the stated head is what the generator built (construction, not an expected outcome).
+  if (led.headOf(addr(g.b)) !== headB)
+    throw new Error("C17 generator: bob's head differs from its construction");
+  return out;
+}
+
+function overCalls(g: ReturnType<typeof grants>): Envelope[] {
+  const out: Envelope[] = [];
+  let head = chainGenesis(SPEND_TAG, [addr(g.b)]);
+  for (let i = 1; i <= 11; i++) {
+    const e = receipt(g.b, i, head, "1", T0);
+    head = chainNext(head, payloadOf(e));
+    out.push(e);
+  }
+  return out;
+}
+
+function rc1Alone(g: ReturnType<typeof grants>, wall: number): Envelope {
+  return receipt(g.c, 1, chainGenesis(SPEND_TAG, [addr(g.c)]), "1", T0, HOST, { wall_ms: wall });
+}
+
+export const klass: ConformanceClass = {
+  id: C,
+  title: "spend receipts",
+  file: "grants.json",
+  ops: { "spend.replay": spendReplay },
+  generate: vectors,
+};
