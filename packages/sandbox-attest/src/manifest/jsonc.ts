@@ -76,9 +76,9 @@ function syntaxErrors(text: string, errors: readonly ParseError[]): Offending[] 
 
 /**
  * readJsonc parses devcontainer.json bytes (§14.2). Oversize input, bad UTF-8 and every syntax error
- * (missing commas, trailing text, unterminated strings, …) land in `syntax`; duplicate keys,
- * `__proto__`/`constructor`/`prototype`, lone surrogates, excessive depth and a non-object root land
- * in `structure`. A leading byte-order mark is skipped. Never throws on any input.
+ * (missing commas, trailing text, unterminated strings, …) and nesting deeper than MAX_DEPTH land in
+ * `syntax`; duplicate keys, `__proto__`/`constructor`/`prototype`, lone surrogates and a non-object
+ * root land in `structure`. A leading byte-order mark is skipped. Never throws on any input.
  */
 export function readJsonc(source: Uint8Array): ReadResult {
   if (source.length > MAX_SOURCE_BYTES)
@@ -86,7 +86,7 @@ export function readJsonc(source: Uint8Array): ReadResult {
   const decoded = decode(source);
   if (decoded === null) return { value: null, syntax: [{ pointer: "", code: "InvalidUtf8" }], structure: [] };
   const text = decoded.startsWith("\uFEFF") ? decoded.slice(1) : decoded;
-  if (tooDeep(text)) return { value: null, syntax: [], structure: [{ pointer: "", code: "TooDeep" }] };
+  if (tooDeep(text)) return { value: null, syntax: [{ pointer: "", code: "TooDeep" }], structure: [] };
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, {
     allowTrailingComma: true,

@@ -55,7 +55,7 @@ test("parse: invalid UTF-8 and oversize input are parse errors; deep nesting is 
     members: [" OversizeInput"],
   });
   const deep = `{"customizations": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
-  assert.deepEqual(refusal(deep), { code: "ManifestRefused", members: [" TooDeep"] });
+  assert.deepEqual(refusal(deep), { code: "ManifestParseError", members: [" TooDeep"] });
   const justDeepEnough = `{"image": "${PIN}", "customizations": ${"[".repeat(MAX_DEPTH - 1)}${"]".repeat(MAX_DEPTH - 1)}}`;
   assert.deepEqual(ok(justDeepEnough).ignored, ["/customizations"]);
 });

@@ -1,0 +1,154 @@
+// C7 signed-manifest vectors: verification broken systematically, and satisfaction.
+import {
+  addressOf,
+  canonicalize,
+  pae,
+  signBytes,
+  toBase64,
+  utf8,
+  type Json,
+  type JsonObject,
+} from "@sbx/wire";
+import {
+  ingestManifest,
+  MANIFEST_PAYLOAD_TYPE,
+  offerFor,
+  signManifest,
+  verifyManifest,
+} from "@sbx/sandbox-attest/manifest";
+import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
+import type { Vector } from "../../types.ts";
+import { C, HEX, mallory, steward } from "./common.ts";
+import { FULL } from "./ingest.ts";
+
+function signRaw(body: Uint8Array): JsonObject {
+  return {
+    payloadType: MANIFEST_PAYLOAD_TYPE,
+    payload: toBase64(body),
+    signatures: [{ keyid: steward.did, sig: toBase64(signBytes(steward, pae(MANIFEST_PAYLOAD_TYPE, body))) }],
+  };
+}
+
+export function verifyVectors(): Vector[] {
+  const m = ingestManifest(FULL);
+  const envelope = signManifest(m, steward);
+  const env = envelope as unknown as JsonObject;
+  const good = verifyManifest(env);
+  const out = { address: good.address, document: good.document };
+  const signed = (v: unknown) => signRaw(utf8(canonicalize(v)));
+  const e = m.environment;
+  const sneaky = { ...e, env: { ...e.env, HOME: "${localEnv:HOME}" } };
+  const unsorted = { ...e, forward_ports: [8080, 3000, "db:5432"] };
+  const bad: [string, JsonObject, string][] = [
+    [
+      "smuggled-command",
+      signed({ ...m, environment: { ...e, postCreateCommand: "curl x | sh" } }),
+      "BadManifest",
+    ],
+    ["smuggled-runargs", signed({ ...m, runArgs: ["--privileged"] }), "BadManifest"],
+    ["host-substitution", signed({ ...m, environment: sneaky, address: addressOf(sneaky) }), "BadManifest"],
+    ["unpinned-image", signed({ ...m, environment: { ...e, image: "ubuntu:22.04" } }), "BadManifest"],
+    ["not-normalised", signed({ ...m, environment: unsorted, address: addressOf(unsorted) }), "BadManifest"],
+    ["address-mismatch", signed({ ...m, address: addressOf({}) }), "BadManifest"],
+    ["ignored-not-ignorable", signed({ ...m, ignored: ["/postCreateCommand"] }), "BadManifest"],
+    ["wrong-type", signed({ ...m, type: "sandbox-attest.manifest/2" }), "BadManifest"],
+    ["not-canonical", signRaw(utf8(JSON.stringify(JSON.parse(canonicalize(m)), null, 1))), "NotCanonical"],
+    [
+      "flipped-signature",
+      {
+        ...env,
+        signatures: [{ keyid: steward.did, sig: flipBase64Byte(envelope.signatures[0]?.sig ?? "", 0) }],
+      },
+      "BadSignature",
+    ],
+    ["flipped-payload", { ...env, payload: flipBase64Byte(envelope.payload, 40) }, "BadSignature"],
+    ["wrong-payload-type", { ...env, payloadType: "application/vnd.in-toto+json" }, "WrongPayloadType"],
+  ];
+  return [
+    okCase(
+      C,
+      "c7-verify-ok",
+      "a steward-signed manifest verifies",
+      "manifest.verify",
+      { envelope: env },
+      out,
+    ),
+    okCase(
+      C,
+      "c7-verify-steward",
+      "signed by the expected steward",
+      "manifest.verify",
+      { envelope: env, stewards: [steward.did] },
+      out,
+    ),
+    errCase(
+      C,
+      "c7-verify-unknown-steward",
+      "signed, but not by the expected steward",
+      "manifest.verify",
+      { envelope: env, stewards: [mallory.did] },
+      "UnknownSigner",
+    ),
+    ...bad.map(([id, envelope, code]) =>
+      errCase(C, `c7-verify-${id}`, `verification refuses ${id}`, "manifest.verify", { envelope }, code),
+    ),
+  ];
+}
+
+export function satisfyVectors(): Vector[] {
+  const m = ingestManifest(FULL);
+  const host = {
+    cpus: 8,
+    memory_bytes: String(16 * 2 ** 30),
+    storage_bytes: String(64 * 2 ** 30),
+    gpu: { cores: 4, memory_bytes: "0" },
+  };
+  const exact = offerFor(m.environment, host) as unknown as JsonObject;
+  const mj = m as unknown as Json;
+  const sat = (id: string, desc: string, offered: Json, output: Json, address?: string) =>
+    okCase(
+      C,
+      `c7-satisfies-${id}`,
+      desc,
+      "manifest.satisfies",
+      address === undefined ? { manifest: mj, offered } : { manifest: mj, offered, address },
+      output,
+    );
+  const mismatch = (...pointers: string[]) => ({ ok: false, code: "EnvironmentMismatch", pointers });
+  return [
+    sat("exact", "the exact environment on a big enough host", exact, { ok: true }),
+    sat("by-address", "the manifest the recorded address names", exact, { ok: true }, m.address),
+    sat(
+      "mirror",
+      "same digest under a mirror's name",
+      { ...exact, image: `mirror.local/env@sha256:${HEX}` },
+      { ok: true },
+    ),
+    sat(
+      "other-address",
+      "a recorded address naming another manifest",
+      exact,
+      { ok: false, code: "ManifestMismatch", pointers: [""] },
+      addressOf({ other: 1 }),
+    ),
+    sat(
+      "image",
+      "another image digest",
+      { ...exact, image: `registry.example/team/env@sha256:${"f".repeat(64)}` },
+      mismatch("/image"),
+    ),
+    sat(
+      "env-extra",
+      "an extra variable",
+      { ...exact, env: { ...(exact.env as JsonObject), EXTRA: "1" } },
+      mismatch("/env/EXTRA"),
+    ),
+    sat("user", "another user", { ...exact, user: "root" }, mismatch("/user")),
+    sat(
+      "small-host",
+      "a host without the cpus, memory and GPU",
+      { ...exact, host: { cpus: 2, memory_bytes: "1", storage_bytes: String(64 * 2 ** 30), gpu: null } },
+      mismatch("/host_requirements/cpus", "/host_requirements/memory_bytes", "/host_requirements/gpu"),
+    ),
+  ];
+}
