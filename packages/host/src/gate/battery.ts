@@ -1,0 +1,185 @@
+// §5.5 / C8 live battery: real processes under the kernel gate, each case checked against its
+// journal. The conformance harness (class C8) and the demo run it; the node:test battery in
+// packages/host/test/gate asserts the same behaviour case by case.
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Digest } from "@sbx/wire";
+import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import { hashFile } from "./hash.ts";
+import { EXECVEAT_PROBE_PATH, gateUnavailableReason } from "./helper.ts";
+import { LoaderSet } from "./loaders.ts";
+import { runGated, startGate, type GateResult } from "./session.ts";
+
+/** One live case's outcome (the conformance LiveCase shape). */
+export interface BatteryCase {
+  readonly id: string;
+  readonly desc: string;
+  readonly passed: boolean;
+  readonly detail?: string;
+}
+
+interface Ctx {
+  readonly ws: string;
+  readonly denied: Digest;
+  readonly ok: Digest;
+  readonly python: string;
+  readonly loaders: LoaderSet;
+}
+
+const LOADER = "/lib64/ld-linux-x86-64.so.2";
+
+function compile(ws: string, name: string): string {
+  const src = join(ws, `${name}.c`);
+  writeFileSync(
+    src,
+    `#include <stdio.h>\nint main(int c,char**v){if(c>1){FILE*f=fopen(v[1],"w");if(f)fclose(f);}puts("${name.toUpperCase()}-RAN");return 0;}\n`,
+  );
+  const r = spawnSync("cc", ["-O1", "-o", join(ws, name), src], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`cc: ${r.stderr}`);
+  return join(ws, name);
+}
+
+async function setup(): Promise<Ctx> {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-c8-"));
+  const denied = (await hashFile(compile(ws, "denied"))).digest;
+  const ok = (await hashFile(compile(ws, "allowed"))).digest;
+  copyFileSync(EXECVEAT_PROBE_PATH, join(ws, "execveat-probe"));
+  chmodSync(join(ws, "execveat-probe"), 0o755);
+  const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], {
+    encoding: "utf8",
+  }).stdout.trim();
+  return { ws, denied, ok, python, loaders: await new LoaderSet().loadHost() };
+}
+
+function sh(c: Ctx, policy: ExecPolicy, script: string): Promise<GateResult> {
+  return runGated({ policy, command: ["/bin/sh", "-c", script], workspace: c.ws, loaders: c.loaders });
+}
+
+const DENY_CASES: readonly (readonly [string, string, string])[] = [
+  ["direct", "run directly", "./denied m"],
+  ["renamed", "renamed", "cp denied r1 && mv r1 renamed && ./renamed m"],
+  ["moved", "moved to another directory", "mkdir -p d && cp denied d/x && mv d/x d/moved && ./d/moved m"],
+  ["copied", "copied", "cp denied copy && ./copy m"],
+  ["hardlinked", "hard-linked", "ln -f denied hard && ./hard m"],
+  ["symlinked", "symlinked", "ln -sf denied sym && ./sym m"],
+  [
+    "shebang",
+    "as a shebang interpreter",
+    "printf '#!%s/denied\\n' \"$PWD\" > s.sh && chmod +x s.sh && ./s.sh m",
+  ],
+  ["env", "through env", "env ./denied m"],
+  ["sh-c", "through sh -c", "sh -c './denied m'"],
+  ["python-execv", "through python3 os.execv", 'PY -c \'import os; os.execv("./denied", ["d", "m"])\''],
+  ["execveat", "through execveat(2) with a directory fd", "./execveat-probe . denied m"],
+  ["execveat-empty", "through execveat(2) with AT_EMPTY_PATH", "./execveat-probe ./denied '' m"],
+  ["loader", "through the dynamic loader", `${LOADER} ./denied m`],
+  [
+    "loader-renamed",
+    "through a renamed copy of the dynamic loader",
+    `cp ${LOADER} ./ldr && ./ldr ./denied m`,
+  ],
+];
+
+async function denyCase(c: Ctx, id: string, desc: string, script: string): Promise<BatteryCase> {
+  rmSync(join(c.ws, "m"), { force: true });
+  const r = await sh(c, makePolicy("denylist", [], [c.denied]), script.replace("PY", c.python));
+  const journaled = r.decisions.some((d) => d.digest === c.denied && !d.allowed && d.rule === "denied");
+  const ran = r.stdout.includes("DENIED-RAN") || existsSync(join(c.ws, "m"));
+  const passed = !ran && journaled && !r.decisions.some((d) => d.digest === c.denied && d.allowed);
+  return {
+    id: `c8-live-deny-${id}`,
+    desc: `a denied binary is refused ${desc}`,
+    passed,
+    ...(passed ? {} : { detail: `ran=${ran} journaled=${journaled}` }),
+  };
+}
+
+async function memfdCase(c: Ctx): Promise<BatteryCase> {
+  const py = `import os\nfd=os.memfd_create('x')\nos.write(fd, open('./denied','rb').read())\ntry:\n  os.execve(fd, ['x','m'], {})\nexcept OSError as e:\n  print('REFUSED', e.errno)`;
+  writeFileSync(join(c.ws, "memfd.py"), py);
+  const r = await sh(c, makePolicy("denylist", [], [c.denied]), `${c.python} memfd.py`);
+  const passed = r.stdout.includes("REFUSED") && !r.stdout.includes("DENIED-RAN");
+  return {
+    id: "c8-live-deny-memfd",
+    desc: "memfd_create + fexecve is refused (vm.memfd_noexec=2)",
+    passed,
+    ...(passed ? {} : { detail: r.stdout }),
+  };
+}
+
+const TOOLCHAIN =
+  "set -e; echo 'a b c' | tr a-z A-Z | wc -w; printf 'all:\\n\\t@echo made\\n' > Makefile; make; rm -rf g; git init -q g; git -C g -c user.name=t -c user.email=t@t commit -q --allow-empty -m x; git -C g log --oneline | wc -l";
+
+async function allowlistCases(c: Ctx): Promise<BatteryCase[]> {
+  const learn = await sh(c, makePolicy("denylist"), TOOLCHAIN);
+  const policy = makePolicy(
+    "allowlist",
+    learn.decisions.flatMap((d) => (d.digest ? [d.digest] : [])),
+  );
+  const run = await sh(c, policy, TOOLCHAIN);
+  const ranAll = run.code === 0 && run.decisions.length > 0 && run.decisions.every((d) => d.allowed);
+  const out = await sh(c, policy, "./allowed; /usr/bin/id; exit 0");
+  const refused =
+    !out.stdout.includes("ALLOWED-RAN") && out.decisions.filter((d) => d.rule === "not-allowed").length >= 2;
+  return [
+    {
+      id: "c8-live-allowlist-toolchain",
+      desc: "a pipeline, make and git run with their digests allowed",
+      passed: ranAll,
+      ...(ranAll ? {} : { detail: run.stderr }),
+    },
+    {
+      id: "c8-live-allowlist-outside",
+      desc: "binaries outside the allowlist are refused (not-allowed)",
+      passed: refused,
+    },
+  ];
+}
+
+async function killCase(c: Ctx): Promise<BatteryCase> {
+  const s = await startGate({
+    policy: makePolicy("denylist", [], [c.denied]),
+    command: ["/bin/sh", "-c", "while :; do ./denied m; sleep 0.02; done"],
+    workspace: c.ws,
+    loaders: c.loaders,
+  });
+  while (!s.decisions.some((d) => d.digest === c.denied)) await new Promise((r) => setTimeout(r, 20));
+  process.kill(s.helperPid, "SIGKILL");
+  await s.done;
+  const end = Date.now() + 5000;
+  while (existsSync(`/proc/${s.sandboxPid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  const passed = !existsSync(`/proc/${s.sandboxPid}`) && !existsSync(join(c.ws, "m"));
+  return {
+    id: "c8-live-helper-killed",
+    desc: "killing the helper stops the sandbox; the denied binary never runs",
+    passed,
+  };
+}
+
+/** runBattery runs the §5.5 live battery (C8); where the gate cannot run, every case fails with the reason. */
+export async function runBattery(): Promise<BatteryCase[]> {
+  const why = gateUnavailableReason();
+  if (why !== null)
+    return [{ id: "c8-live-gate", desc: "the exec gate runs on this host", passed: false, detail: why }];
+  const c = await setup();
+  try {
+    const out: BatteryCase[] = [];
+    for (const [id, desc, script] of DENY_CASES) out.push(await denyCase(c, id, desc, script));
+    out.push(await memfdCase(c));
+    const absolute = await sh(c, makePolicy("denylist", [c.denied], [c.denied]), "./denied");
+    out.push({
+      id: "c8-live-deny-absolute",
+      desc: "a digest both allowed and denied is refused",
+      passed:
+        absolute.decisions.some((d) => d.digest === c.denied && d.rule === "denied") &&
+        !absolute.stdout.includes("RAN"),
+    });
+    out.push(...(await allowlistCases(c)));
+    out.push(await killCase(c));
+    return out;
+  } finally {
+    rmSync(c.ws, { recursive: true, force: true });
+  }
+}
