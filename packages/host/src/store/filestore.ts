@@ -51,6 +51,8 @@ const CHUNK = 1 << 20;
 export interface OpenStoreOptions {
   /** Create the directory layout when absent (default false: a missing store is `StoreUnusable`). */
   readonly create?: boolean;
+  /** Leave the directory untouched (no sweep of dead writers' temp files): for verification. */
+  readonly readOnly?: boolean;
 }
 
 function pidAlive(pid: number): boolean {
@@ -84,7 +86,7 @@ export class FileStore implements Store {
     if (readFileSync(marker, "utf8").trim() !== STORE_FORMAT)
       throw new HostError("StoreUnusable", `${root}: unknown store format`);
     const s = new FileStore(root);
-    s.#sweepTemps();
+    if (opts.readOnly !== true) s.#sweepTemps();
     return s;
   }
 
@@ -180,8 +182,12 @@ export class FileStore implements Store {
     return Promise.resolve(address);
   }
   getSigned(address: Digest): Promise<unknown> {
+    return Promise.resolve().then(() => this.getSignedSync(address));
+  }
+  /** getSignedSync returns the stored envelope parsed from canonical JSON (wire codes when not), or null. */
+  getSignedSync(address: Digest): unknown {
     const p = this.signedPath(address);
-    return Promise.resolve().then(() => (existsSync(p) ? parseCanonical(readFileSync(p)) : null));
+    return existsSync(p) ? parseCanonical(readFileSync(p)) : null;
   }
 
   createRecord(unitId: Digest, grantsId: Digest): Promise<Digest> {

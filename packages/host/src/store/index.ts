@@ -3,3 +3,5 @@ export { FileStore, STORE_FORMAT } from "./filestore.ts";
 export type { OpenStoreOptions } from "./filestore.ts";
 export { recordPaths } from "./records.ts";
 export type { SettleReport } from "./records.ts";
+export { verifyRecordFiles, isHeadArg } from "./verifyfiles.ts";
+export type { FilesReport, SegmentReport, VerifyFilesOptions } from "./verifyfiles.ts";

@@ -78,8 +78,10 @@ function collect(out: string, acked: Acked): void {
 }
 
 function checkStore(root: string, acked: Acked, what: string): void {
-  if (!existsSync(join(root, "sbx-store")))
-    { assert.equal(acked.objs.size, 0, `${what}: store vanished`); return; }
+  if (!existsSync(join(root, "sbx-store"))) {
+    assert.equal(acked.objs.size, 0, `${what}: store vanished`);
+    return;
+  }
   const store = FileStore.open(root);
   for (const dir of readdirSync(join(root, "objects")))
     for (const f of readdirSync(join(root, "objects", dir))) {
@@ -89,8 +91,10 @@ function checkStore(root: string, acked: Acked, what: string): void {
   for (const a of acked.objs)
     assert.ok(store.getObjectSync(a) !== null, `${what}: acknowledged object ${a} lost`);
   for (const s of acked.snaps) verifyStoredTree(store, s);
-  if (!existsSync(recordPaths(root, ID).file))
-    { assert.equal(acked.segs.size, 0, `${what}: record lost`); return; }
+  if (!existsSync(recordPaths(root, ID).file)) {
+    assert.equal(acked.segs.size, 0, `${what}: record lost`);
+    return;
+  }
   store.settle(ID);
   const { record } = decodeRecord(readFileSync(recordPaths(root, ID).file)); // strict: no torn tail
   for (const [n, head] of acked.segs)
