@@ -72,8 +72,8 @@ export function resolveChain(chain: readonly unknown[], opts: ResolveOptions = {
       throw new JcpError("BrokenChain", "the first grant of a chain is a root (parent null)");
     if (!parent && opts.roots && !opts.roots.includes(payload.issuer))
       throw new JcpError("UntrustedRoot", `root issuer ${payload.issuer} is not trusted`);
-    if (parent && payload.parent === null)
-      throw new JcpError("BrokenChain", `${address} is a root, not a child of ${parent.address}`);
+    if (parent && (payload.parent !== parent.address || payload.issuer !== parent.holder))
+      throw new JcpError("BrokenChain", `${address} is not issued under ${parent.address} by its holder`);
     if (parent && parent.depth === 0)
       throw new JcpError("DepthExhausted", `${parent.address} has depth 0 and cannot delegate`);
     const g = applyHook(resolveGrant(payload, address, parent), opts.effective);
