@@ -6,9 +6,12 @@ import { fields, isObject } from "./fields.ts";
 /** The descriptor's type URI; a later version of the form gets a new URI. */
 export const UNIT_TYPE = "https://sandbox-attest.dev/unit/v1";
 
-/** Executor levels S1–S7 (§9); each includes the ones below it. */
-export const LEVELS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7"] as const;
-/** One executor level (§9). */
+/**
+ * Executor levels (§9): S1–S7, each including the ones below it, and S0 for a host that provides
+ * none of §5's isolation (a plain process run): what S0 attests holds only as far as the host is trusted.
+ */
+export const LEVELS = ["S0", "S1", "S2", "S3", "S4", "S5", "S6", "S7"] as const;
+/** One executor level (§9, §7.2). */
 export type Level = (typeof LEVELS)[number];
 
 /** Limits on a descriptor (§4.1): argv entries, argument length, labels, label key and value length. */

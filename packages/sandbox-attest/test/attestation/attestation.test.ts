@@ -135,7 +135,7 @@ test("a validly signed but non-canonical payload is refused", () => {
 
 test("signAttestation refuses a malformed predicate", () => {
   assert.throws(
-    () => signAttestation(fixturePredicate({ level: "S0" as "S1" }), host),
+    () => signAttestation(fixturePredicate({ level: "S9" as "S1" }), host),
     (e) => isSandboxAttestError(e, "BadPredicate"),
   );
 });

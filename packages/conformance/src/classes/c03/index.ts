@@ -87,7 +87,7 @@ function unitVectors(): Vector[] {
         ["neither", { type: UNIT_TYPE, manifest: d("manifest"), level: "S4" }],
         ["empty-argv", { ...u, argv: [] }],
         ["nul-in-arg", { ...u, argv: ["a\u0000b"] }],
-        ["bad-level", { ...u, level: "S0" }],
+        ["bad-level", { ...u, level: "S9" }],
         ["bad-manifest", { ...u, manifest: "sha256:" + "0".repeat(64) }],
         ["bad-label", { ...u, labels: { "Up Per": "x" } }],
         ["wrong-type", { ...u, type: "https://sandbox-attest.dev/unit/v0" }],
@@ -124,6 +124,12 @@ function validVectors(): Vector[] {
       "signaled",
       "outcome: killed by a signal",
       signAttestation(predicate({ outcome: { status: "signaled", signal: "SIGKILL" } }), host),
+      bindings(),
+    ],
+    [
+      "unisolated",
+      "level S0: a plain process run that states no isolation",
+      signAttestation(predicate({ level: "S0" }), host),
       bindings(),
     ],
     [
