@@ -1,0 +1,86 @@
+// Manifest ingestion (§14): devcontainer.json files ingested per second over the shared corpus, against
+// the anchor jsonc-parser's bare parseTree of the same files in the same run. Two sets: the 72 corpus
+// files as written (every one refused, every offending member collected) and the ten declarative
+// ones with their image pinned (accepted: normalised, canonicalised, BLAKE3-addressed). A third row
+// signs and verifies a manifest. Figures are medians.
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseTree, type ParseError } from "jsonc-parser";
+import { testKey } from "@sbx/wire";
+import { ingestManifest, signManifest, verifyManifest } from "@sbx/sandbox-attest/manifest";
+import { rate, row, timeRuns } from "./measure.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const dir = join(process.env.SBX_SHARED ?? resolve(root, "../shared"), "corpus/devcontainer");
+const RUNS = 15;
+const REPEAT = 20;
+
+function corpus(): { all: Uint8Array[]; declarative: Uint8Array[] } {
+  const all = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => new Uint8Array(readFileSync(join(dir, f))));
+  const declarative = readFileSync(join(dir, "INDEX.tsv"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => l.split("\t"))
+    .filter((c) => c[4] === "declarative")
+    .map((c) => {
+      const text = readFileSync(join(dir, c[0] ?? ""), "utf8").replace(
+        /"image"\s*:\s*"([^"]*)"/,
+        (_m, ref: string) => {
+          const name = ref.replace(/\$\{templateOption:[^}]*\}/g, "").replace(/:[^/:]*$/, "");
+          return `"image": "${name}@sha256:${"ab".repeat(32)}"`;
+        },
+      );
+      return new TextEncoder().encode(text);
+    });
+  return { all, declarative };
+}
+
+// The anchor: decode and parse each file, nothing else.
+function bareParse(files: readonly Uint8Array[]): void {
+  const dec = new TextDecoder();
+  for (let r = 0; r < REPEAT; r++)
+    for (const f of files) {
+      const errors: ParseError[] = [];
+      parseTree(dec.decode(f), errors, { allowTrailingComma: true });
+    }
+}
+
+function ingestAll(files: readonly Uint8Array[]): void {
+  for (let r = 0; r < REPEAT; r++)
+    for (const f of files) {
+      try {
+        ingestManifest(f);
+      } catch {
+        // refusals are the expected outcome for the corpus as written
+      }
+    }
+}
+
+function compare(label: string, files: readonly Uint8Array[]): void {
+  const n = files.length * REPEAT;
+  const parse = n / timeRuns(RUNS, () => bareParse(files));
+  const ingest = n / timeRuns(RUNS, () => ingestAll(files));
+  row(`jsonc-parser parseTree, ${label}`, rate(parse), 1, "anchor");
+  row(`ingestManifest, ${label}`, rate(ingest), ingest / parse, "jsonc-parser parseTree");
+}
+
+export default function manifestBench(): Promise<void> {
+  const { all, declarative } = corpus();
+  console.log(
+    `  corpus: ${all.length} files (${all.reduce((s, f) => s + f.length, 0)} bytes); ${declarative.length} declarative, pinned`,
+  );
+  compare(`${all.length} files as written (refused)`, all);
+  compare(`${declarative.length} declarative, pinned (accepted)`, declarative);
+  const m = ingestManifest(declarative[0] ?? new Uint8Array());
+  const steward = testKey("steward");
+  const n = 200;
+  const t = timeRuns(5, () => {
+    for (let i = 0; i < n; i++) verifyManifest(signManifest(m, steward), [steward.did]);
+  });
+  row("signManifest + verifyManifest", rate(n / t));
+  return Promise.resolve();
+}
