@@ -37,6 +37,11 @@ function checkBacking(c: Rec, kind: Provenance): void {
     if (wanted && !(k in c)) throw new SandboxAttestError("BadProvenance", `${kind} figure without ${k}`);
     if (!wanted && k in c) throw new SandboxAttestError("BadProvenance", `${kind} figure carries ${k}`);
   }
+  if (kind === "estimated") {
+    const m = record(c.model, "BadProvenance", "model");
+    if (Object.keys(m).sort().join(",") !== "coefficients,inputs,name")
+      throw new SandboxAttestError("BadProvenance", "model is {name, inputs, coefficients}");
+  }
   for (const k of Object.keys(c))
     if (!BASE_KEYS.includes(k) && !BACKING_KEYS.includes(k))
       throw new SandboxAttestError("BadComponent", `unknown member ${JSON.stringify(k)}`);
@@ -81,10 +86,7 @@ function checkFigure(c: Rec, kind: Provenance): void {
     const want = attributedEnergy(parseAmount(c.shared_uj), n, d);
     if (want !== uj) throw new SandboxAttestError("AttributionMismatch", `uj ${uj}, want ${want}`);
   } else if (kind === "estimated") {
-    const m = record(c.model, "BadProvenance", "model");
-    if (!("inputs" in m) || !("coefficients" in m) || !("name" in m) || Object.keys(m).length !== 3)
-      throw new SandboxAttestError("BadProvenance", "model is {name, inputs, coefficients}");
-    const want = modelEnergy(m as unknown as Model);
+    const want = modelEnergy(c.model as Model);
     if (want !== uj) throw new SandboxAttestError("EstimateMismatch", `uj ${uj}, want ${want}`);
   }
 }
