@@ -11,6 +11,8 @@ import {
   type EnergyComponent,
   type MeterReading,
 } from "@sbx/sandbox-attest/energy";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { HostError, isHostError } from "../errors.ts";
 import { cgroupMounts, cgroupPids, cgroupVersion, readCgroupCpuUs } from "./cgroup.ts";
 import { procCpuUs, procRssBytes, readMachineCpuUs, readProcStat, PROC_ROOT } from "./proc.ts";
@@ -76,12 +78,14 @@ function readersFor(target: MeterTarget, o: MeterOptions): Readers {
   const path = target.cgroup;
   const root = o.cgroupRoot ?? cgroupRootOf(path);
   const label = cgroupVersion(path) === 2 ? "cgroup2:cpu.stat" : "cgroup1:cpuacct.usage";
+  // Older kernels keep no cpu.stat in the v2 root: the machine's total then comes from /proc/stat.
+  const rootCounts = existsSync(join(root, "cpu.stat")) || existsSync(join(root, "cpuacct.usage"));
   return {
     cpu: () => readCgroupCpuUs(path),
-    machine: () => readCgroupCpuUs(root),
+    machine: rootCounts ? () => readCgroupCpuUs(root) : () => readMachineCpuUs(procRoot),
     pids: () => cgroupPids(path),
     cpuSource: label,
-    machineSource: `${label}@root`,
+    machineSource: rootCounts ? `${label}@root` : "proc:stat.cpu",
   };
 }
 

@@ -123,3 +123,18 @@ test("a real command metered in its own cgroup becomes a signed, verified receip
   });
   assert.equal(v.total_uj, done.reading.components.reduce((s, c) => s + BigInt(c.uj), 0n).toString());
 });
+
+test("a command in its own cgroup on a shared RAPL machine: attributed by cgroup CPU time over the root's", async () => {
+  const root = fakePowercap();
+  const code = "let x = 0; const t = Date.now(); while (Date.now() - t < 300) x++;";
+  const run = meterCommand([process.execPath, "-e", code], { sampleMs: 20, powercapRoot: root });
+  setCounter(root, "intel-rapl:0", 21_000_000n); // 20 J drawn by the package while it runs
+  const done = await run.done;
+  const cpu = byDomain(done.reading.components, "cpu") as AttributedComponent;
+  assertComponent(cpu);
+  assert.equal(cpu.provenance, "attributed");
+  assert.equal(cpu.shared_uj, "20000000");
+  assert.match(cpu.ratio.basis, /^cpu_us cgroup(2:cpu\.stat|1:cpuacct\.usage) \/ /);
+  const [n, d] = [BigInt(cpu.ratio.numerator), BigInt(cpu.ratio.denominator)];
+  assert.ok(n > 0n && n <= d, `share ${n}/${d}`);
+});
