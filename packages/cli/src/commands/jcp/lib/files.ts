@@ -1,0 +1,109 @@
+// Shared by the jcp commands: chain, ledger and revocation-list files, times and counts from the
+// command line, and the printed form of effective grants. Files are written atomically with fsync.
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { isDidKey, type Envelope } from "@sbx/wire";
+import { RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
+import { UsageError } from "../../../command.ts";
+import { readKey } from "../../../keyfile.ts";
+
+/** readJson reads a JSON file; a missing or malformed file is a usage error (exit 2). */
+export function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as unknown;
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** writeJson writes a JSON file crash-safely: a temporary file, fsync, rename, fsync of the folder. */
+export function writeJson(path: string, value: unknown): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", 0o644);
+  try {
+    writeSync(fd, JSON.stringify(value, null, 2) + "\n");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  const dfd = openSync(dirname(path), "r");
+  try {
+    fsyncSync(dfd);
+  } finally {
+    closeSync(dfd);
+  }
+}
+
+/** readChain reads a chain file: a JSON list of grant envelopes, root first. */
+export function readChain(path: string): Envelope[] {
+  const v = readJson(path);
+  if (!Array.isArray(v) || v.length === 0)
+    throw new UsageError(`${path} is not a chain file (a JSON list of grant envelopes, root first)`);
+  return v as Envelope[];
+}
+
+/** readList reads a revocation-list file (a JSON list of revocation envelopes); missing means empty. */
+export function readList(path: string | undefined): RevocationList | undefined {
+  if (path === undefined) return undefined;
+  if (!existsSync(path)) return RevocationList.verify([]);
+  const v = readJson(path);
+  if (!Array.isArray(v)) throw new UsageError(`${path} is not a revocation list (a JSON list of envelopes)`);
+  return RevocationList.verify(v);
+}
+
+/** principal accepts a did:key, or the path of a key file whose did:key is meant. */
+export function principal(v: string): string {
+  if (v.startsWith("did:")) {
+    if (isDidKey(v)) return v;
+    throw new UsageError(`${v.slice(0, 80)} is not an Ed25519 did:key`);
+  }
+  return readKey(v).did;
+}
+
+/** timeArg reads a time: Unix epoch milliseconds or an ISO 8601 date; `now` when absent. */
+export function timeArg(v: string | undefined, name: string, now = Date.now()): number {
+  if (v === undefined) return now;
+  const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new UsageError(`--${name} must be epoch milliseconds or an ISO 8601 time`);
+  return n;
+}
+
+/** countArg reads a non-negative integer option, or undefined when absent. */
+export function countArg(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw new UsageError(`--${name} must be a non-negative integer`);
+  return Number(v);
+}
+
+/** amountArg reads a microjoule amount; accepts a plain integer or a number with a J suffix (joules). */
+export function amountArg(v: string | undefined, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  const j = /^(\d+)(?:\.(\d{1,6}))?J$/.exec(v);
+  if (j) return (BigInt(j[1]!) * 1_000_000n + BigInt((j[2] ?? "").padEnd(6, "0") || "0")).toString();
+  if (!/^(0|[1-9]\d*)$/.test(v))
+    throw new UsageError(
+      `--${name} must be microjoules (e.g. 2500000) or joules with a J suffix (e.g. 2.5J)`,
+    );
+  return v;
+}
+
+/** sortedSet sorts and de-duplicates a repeated option (scopes are sorted sets, §4.2). */
+export function sortedSet(xs: readonly string[] | undefined): string[] | undefined {
+  return xs && xs.length ? [...new Set(xs)].sort() : undefined;
+}
+
+/** grantJson is the printed form of an effective grant. */
+export function grantJson(g: EffectiveGrant): Record<string, unknown> {
+  return { ...g, budget: { uj: g.budget.uj.toString(), calls: g.budget.calls, wall_ms: g.budget.wall_ms } };
+}
+
+/** grantLine is a one-line human summary of an effective grant. */
+export function grantLine(g: EffectiveGrant): string {
+  const b = g.budget;
+  const lim = `${b.uj} µJ${b.calls === null ? "" : `, ${b.calls} calls`}${b.wall_ms === null ? "" : `, ${b.wall_ms} ms wall`}`;
+  const win = `${new Date(g.nbf_ms).toISOString()} → ${new Date(g.exp_ms).toISOString()}`;
+  return `${g.address}\n    ${g.issuer} → ${g.holder}\n    scope ${g.scope.resources.join(" ")} [${g.scope.actions.join(",")}]  budget ${lim}  depth ${g.depth}\n    valid ${win}`;
+}
