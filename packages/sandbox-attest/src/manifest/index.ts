@@ -2,7 +2,7 @@
 // manifest of a declarative environment; verification; and satisfaction for §13's resumption check.
 export { ingestManifest, signManifest, sortRefusals } from "./ingest.ts";
 export { verifyManifest, checkManifest } from "./verify.ts";
-export { satisfies, offerFor } from "./satisfy.ts";
+export { satisfies, offerFor, manifestCheck } from "./satisfy.ts";
 export { devcontainerOf } from "./environment.ts";
 export { parsePinnedImage } from "./image.ts";
 export { readJsonc, pointerOf, MAX_SOURCE_BYTES, MAX_DEPTH } from "./jsonc.ts";
@@ -20,7 +20,14 @@ export type {
   MemberCode,
 } from "./types.ts";
 export type { VerifiedManifest } from "./verify.ts";
-export type { OfferedEnvironment, HostOffer, GpuOffer, Satisfaction, Mismatch } from "./satisfy.ts";
+export type {
+  OfferedEnvironment,
+  HostOffer,
+  GpuOffer,
+  Satisfaction,
+  Mismatch,
+  ManifestCheck,
+} from "./satisfy.ts";
 export type { Offending, ReadResult } from "./jsonc.ts";
 export type { MemberClass } from "./subset.ts";
 export type { PinnedImage } from "./image.ts";

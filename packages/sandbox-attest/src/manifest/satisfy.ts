@@ -133,3 +133,36 @@ export function offerFor(env: ManifestEnvironment, host: HostOffer): OfferedEnvi
     host,
   };
 }
+
+/** The shape §13's resumption check asks for (runrecord EnvironmentCheck), with the last answer kept. */
+export interface ManifestCheck {
+  satisfies(address: Digest): boolean;
+  /** The full answer of the last call (every mismatch), for the refusal message. */
+  readonly last: Satisfaction | null;
+}
+
+/**
+ * manifestCheck adapts satisfies to §13.4 (§14.7): `satisfies(address)` is true only when one of the
+ * given verified manifests has that address and `offered` satisfies it. An address none of them has
+ * is a `ManifestMismatch` (kept in `last`).
+ */
+export function manifestCheck(
+  manifests: Manifest | readonly Manifest[],
+  offered: OfferedEnvironment,
+): ManifestCheck {
+  const list: readonly Manifest[] = Array.isArray(manifests) ? manifests : [manifests as Manifest];
+  let last: Satisfaction | null = null;
+  return {
+    get last() {
+      return last;
+    },
+    satisfies(address: Digest): boolean {
+      const m = list.find((x) => x.address === address);
+      last =
+        m === undefined
+          ? { ok: false, code: "ManifestMismatch", mismatches: [{ pointer: "", want: address, got: null }] }
+          : satisfies(m, offered, address);
+      return last.ok;
+    },
+  };
+}

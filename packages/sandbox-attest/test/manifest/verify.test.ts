@@ -16,11 +16,13 @@ import { isSandboxAttestError } from "../../src/errors.ts";
 import {
   ingestManifest,
   MANIFEST_PAYLOAD_TYPE,
+  manifestCheck,
   offerFor,
   satisfies,
   signManifest,
   verifyManifest,
   type HostOffer,
+  type ManifestCheck,
 } from "../../src/manifest/index.ts";
 
 const PIN = `example.org/team/img@sha256:${"c".repeat(64)}`;
@@ -165,4 +167,16 @@ test("satisfies: another manifest address, or a manifest whose address is not it
   const forged = { ...manifest, environment: { ...manifest.environment, user: "root" } };
   const f = satisfies(forged, offerFor(forged.environment, big));
   assert.ok(!f.ok && f.code === "ManifestMismatch");
+});
+
+test("manifestCheck: §13's EnvironmentCheck shape, by recorded address", () => {
+  const check = manifestCheck([manifest], offerFor(manifest.environment, big));
+  const codeOf = (c: ManifestCheck) => (c.last === null || c.last.ok ? null : c.last.code);
+  assert.equal(check.satisfies(manifest.address), true);
+  assert.equal(codeOf(check), null);
+  assert.equal(check.satisfies(addressOf({ unknown: 1 })), false);
+  assert.equal(codeOf(check), "ManifestMismatch");
+  const small = manifestCheck(manifest, { ...offerFor(manifest.environment, big), user: "root" });
+  assert.equal(small.satisfies(manifest.address), false);
+  assert.equal(codeOf(small), "EnvironmentMismatch");
 });
