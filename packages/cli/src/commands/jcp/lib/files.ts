@@ -55,8 +55,9 @@ export function readList(path: string | undefined): RevocationList | undefined {
 /** principal accepts a did:key, or the path of a key file whose did:key is meant. */
 export function principal(v: string): string {
   if (v.startsWith("did:")) {
-    if (isDidKey(v)) return v;
-    throw new UsageError(`${v.slice(0, 80)} is not an Ed25519 did:key`);
+    const ok: boolean = isDidKey(v);
+    if (!ok) throw new UsageError(`${v.slice(0, 80)} is not an Ed25519 did:key`);
+    return v;
   }
   return readKey(v).did;
 }
