@@ -1,0 +1,299 @@
+// C2: energy receipts (sandbox-attest §6): models, provenance rules, signed receipts, receipt chains.
+// Negative cases break valid receipts systematically (./breaks.ts): every leaf of a signed receipt
+// changed with the signature kept, and changed and re-signed with the refusal §6 names for it.
+import {
+  addressOf,
+  chainHeads,
+  pae,
+  signBytes,
+  signPayload,
+  toBase64,
+  utf8,
+  type Envelope,
+  type Json,
+  type JsonObject,
+} from "@sbx/wire";
+import {
+  ENERGY_CHAIN_TAG,
+  ENERGY_RECEIPT_TYPE,
+  assertComponent,
+  attribute,
+  energyGenesis,
+  estimateCpu,
+  estimateMemory,
+  estimateStorage,
+  makeReceipt,
+  openReceipt,
+  startEnergyChain,
+  verifyEnergyChain,
+  weakestProvenance,
+  type EnergyComponent,
+} from "@sbx/sandbox-attest/energy";
+import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
+import { key } from "../../generate/keys.ts";
+import type { ConformanceClass, Handler, Vector } from "../../types.ts";
+import { breakVectors } from "./breaks.ts";
+import { C, GRANTS, J, OTHER_GRANTS, UNIT, chain, chainInput, host, reading } from "./fixtures.ts";
+
+function obj(input: Json): JsonObject {
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new TypeError("input must be an object");
+  return input;
+}
+const strs = (v: Json | undefined): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
+
+const ops: Record<string, Handler> = {
+  "energy.component.check": (i) => {
+    const c = obj(i).component;
+    assertComponent(c);
+    return { uj: c.uj, provenance: c.provenance };
+  },
+  "energy.receipt.verify": (i) => {
+    const o = obj(i);
+    const hosts = strs(o.hosts);
+    const r = openReceipt(o.envelope, hosts ? { hosts } : {});
+    return {
+      address: r.address,
+      total_uj: r.receipt.total_uj,
+      provenance: weakestProvenance(r.receipt.components),
+    };
+  },
+  "energy.chain.genesis": (i) => ({
+    head: energyGenesis(obj(i).unit_id as never, obj(i).grants_id as never),
+  }),
+  "energy.chain.verify": (i) => {
+    const o = obj(i);
+    const hosts = strs(o.hosts);
+    const v = verifyEnergyChain(o.envelopes as Json[], {
+      unit_id: o.unit_id as never,
+      grants_id: o.grants_id as never,
+      ...(hosts ? { hosts } : {}),
+      ...(typeof o.head === "string" ? { head: o.head as never } : {}),
+    });
+    return { head: v.state.head, count: v.receipts.length, total_uj: v.total_uj };
+  },
+};
+
+function validVectors(): Vector[] {
+  const { envs, receipts, head } = chain(4);
+  const r0 = receipts[0]!;
+  const estimated = makeReceipt(
+    startEnergyChain(UNIT, GRANTS),
+    {
+      ...reading(0, [
+        estimateCpu(325_006n, { source: "cgroup2:cpu.stat" }),
+        estimateMemory(1_166_452n, { source: "proc:stat.rss" }),
+      ]),
+      absent: ["rapl"],
+    },
+    host,
+  );
+  const empty = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, []), host);
+  const heads = chainHeads(ENERGY_CHAIN_TAG, [UNIT, GRANTS], receipts);
+  return [
+    okCase(
+      C,
+      "c2-genesis",
+      'head₀ = BLAKE3("sandbox.energy/1" ‖ unit_id ‖ grants_id)',
+      "energy.chain.genesis",
+      { unit_id: UNIT, grants_id: GRANTS },
+      { head: heads[0]! },
+    ),
+    okCase(
+      C,
+      "c2-receipt-mixed",
+      "a receipt with measured, attributed and estimated components",
+      "energy.receipt.verify",
+      J({ envelope: envs[0], hosts: [host.did] }),
+      { address: addressOf(r0), total_uj: r0.total_uj, provenance: "estimated" },
+    ),
+    okCase(
+      C,
+      "c2-receipt-estimated",
+      "a meter's fallback receipt: RAPL absent, CPU and memory estimated",
+      "energy.receipt.verify",
+      J({ envelope: estimated.envelope }),
+      {
+        address: addressOf(estimated.receipt),
+        total_uj: estimated.receipt.total_uj,
+        provenance: "estimated",
+      },
+    ),
+    okCase(
+      C,
+      "c2-receipt-empty",
+      "a receipt with no components totals zero",
+      "energy.receipt.verify",
+      J({ envelope: empty.envelope }),
+      { address: addressOf(empty.receipt), total_uj: "0", provenance: "estimated" },
+    ),
+    okCase(
+      C,
+      "c2-chain-4",
+      "a run's four receipts in order, ending at the stated head",
+      "energy.chain.verify",
+      chainInput(envs, { head }),
+      { head, count: 4, total_uj: (BigInt(r0.total_uj) * 4n).toString() },
+    ),
+    okCase(C, "c2-chain-empty", "an empty chain stays at head₀", "energy.chain.verify", chainInput([]), {
+      head: heads[0]!,
+      count: 0,
+      total_uj: "0",
+    }),
+  ];
+}
+
+function modelVectors(): Vector[] {
+  const cpu = (us: bigint, u: number): EnergyComponent =>
+    estimateCpu(us, {
+      source: "t",
+      coefficients: { min_uw_per_vcpu: 740_000, max_uw_per_vcpu: 3_500_000, utilisation_ppm: u },
+    });
+  const ok: [string, string, EnergyComponent, string][] = [
+    ["cpu-full", "one CPU-second at full utilisation is 3.5 J", cpu(1_000_000n, 1_000_000), "3500000"],
+    ["cpu-idle", "one vCPU-second at zero utilisation is 0.74 J", cpu(1_000_000n, 0), "740000"],
+    ["cpu-half", "one vCPU-second at 50 % is 2.12 J", cpu(1_000_000n, 500_000), "2120000"],
+    ["cpu-floor", "the figure is the floor of the exact rational", cpu(333n, 333_333), "552"],
+    [
+      "memory-gib-s",
+      "one resident GiB-second is 0.392 J",
+      estimateMemory(1_048_576_000n, { source: "t" }),
+      "392000",
+    ],
+    [
+      "storage-tib-h",
+      "one stored TiB-hour is 1.2 Wh",
+      estimateStorage(1_048_576n * 3600n, { source: "t" }),
+      "4320000000",
+    ],
+    [
+      "attributed",
+      "90 J shared × 1/4 is 22.5 J",
+      attribute("cpu", "rapl:package", 90_000_000n, { numerator: 1n, denominator: 4n, basis: "cpu_us" }),
+      "22500000",
+    ],
+    [
+      "attributed-floor",
+      "attribution rounds down once",
+      attribute("cpu", "rapl:package", 10n, { numerator: 1n, denominator: 3n, basis: "cpu_us" }),
+      "3",
+    ],
+  ];
+  return ok.map(([id, desc, c, uj]) =>
+    okCase(C, `c2-model-${id}`, desc, "energy.component.check", J({ component: c }), {
+      uj,
+      provenance: c.provenance,
+    }),
+  );
+}
+
+function signerVectors(): Vector[] {
+  const { envs, receipts } = chain(1);
+  const e = envs[0]!;
+  const sig = e.signatures[0]!;
+  const mallory = key("mallory");
+  // buildReceipt's member order is not JCS order: the plain JSON text is not canonical.
+  const body = JSON.stringify(receipts[0]);
+  return [
+    errCase(
+      C,
+      "c2-wrong-key",
+      "the receipt names the host but mallory signed it",
+      "energy.receipt.verify",
+      J({ envelope: signPayload(ENERGY_RECEIPT_TYPE, receipts[0], mallory) }),
+      "ReceiptNotByHost",
+    ),
+    errCase(
+      C,
+      "c2-unnamed-host",
+      "a host the verifier did not name",
+      "energy.receipt.verify",
+      J({ envelope: e, hosts: [mallory.did] }),
+      "UnknownSigner",
+    ),
+    errCase(
+      C,
+      "c2-keyid-relabelled",
+      "the host's signature relabelled with mallory's did",
+      "energy.receipt.verify",
+      J({ envelope: { ...e, signatures: [{ keyid: mallory.did, sig: sig.sig }] } }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c2-sig-bit",
+      "a signature bit flipped",
+      "energy.receipt.verify",
+      J({ envelope: { ...e, signatures: [{ keyid: sig.keyid, sig: flipBase64Byte(sig.sig, 9) }] } }),
+      "BadSignature",
+    ),
+    errCase(
+      C,
+      "c2-payload-type",
+      "signed as another payload type",
+      "energy.receipt.verify",
+      J({ envelope: signPayload("application/vnd.sandbox-attest.manifest+json", receipts[0], host) }),
+      "WrongPayloadType",
+    ),
+    errCase(
+      C,
+      "c2-not-canonical",
+      "a correctly signed payload that is not in JCS form",
+      "energy.receipt.verify",
+      J({ envelope: signedRaw(body) }),
+      "NotCanonical",
+    ),
+  ];
+}
+
+/** signedRaw signs bytes as they are (not canonicalised), for the non-canonical case. */
+function signedRaw(body: string): Json {
+  const raw = utf8(body);
+  const sig = toBase64(signBytes(host, pae(ENERGY_RECEIPT_TYPE, raw)));
+  return { payloadType: ENERGY_RECEIPT_TYPE, payload: toBase64(raw), signatures: [{ keyid: host.did, sig }] };
+}
+
+function chainVectors(): Vector[] {
+  const { envs, head } = chain(5);
+  const other = chain(5, OTHER_GRANTS).envs;
+  const [a, b, c, d, e] = envs as [Envelope, Envelope, Envelope, Envelope, Envelope];
+  const s0 = startEnergyChain(UNIT, GRANTS);
+  const fork = makeReceipt(
+    makeReceipt(s0, { ...reading(0), end_ms: reading(0).end_ms + 1 }, host).state,
+    reading(1),
+    host,
+  ).envelope;
+  const cases: [string, string, unknown[], JsonObject, string][] = [
+    ["gap-middle", "the third of five receipts dropped", [a, b, d, e], {}, "EnergyChainGap"],
+    ["gap-first", "the first receipt dropped", [b, c], {}, "EnergyChainGap"],
+    ["reorder", "two receipts swapped", [a, c, b, d, e], {}, "EnergyChainReorder"],
+    ["duplicate", "a receipt replayed", [a, b, b, c], {}, "EnergyChainReorder"],
+    [
+      "splice-other-run",
+      "receipt 2 of another run (other grant set) spliced in",
+      [a, b, other[2], d],
+      {},
+      "EnergyChainSplice",
+    ],
+    ["splice-fork", "receipt 1 of a fork of the same run", [a, fork], {}, "EnergyChainSplice"],
+    ["other-run", "a whole chain verified against another run's ids", other, {}, "EnergyChainSplice"],
+    ["truncated", "the last receipt dropped, head stated", [a, b, c, d], { head }, "EnergyChainHeadMismatch"],
+  ];
+  return cases.map(([id, desc, list, extra, code]) =>
+    errCase(C, `c2-chain-${id}`, desc, "energy.chain.verify", chainInput(list, extra), code),
+  );
+}
+
+export const klass: ConformanceClass = {
+  id: C,
+  title: "energy receipts",
+  file: "core.json",
+  ops,
+  generate: () => [
+    ...validVectors(),
+    ...modelVectors(),
+    ...breakVectors(),
+    ...signerVectors(),
+    ...chainVectors(),
+  ],
+};
