@@ -16,15 +16,26 @@ export interface ProcessStart {
 /** How an exec reached the gate: the file itself, through a script's interpreter, or through the dynamic loader. */
 export type ExecRoute = "direct" | "interpreter" | "loader";
 
-/** The exec gate's decision (§5.5) on one exec. */
+/** The exec-policy rule that decided (§5.5.4), or why no digest rule could apply. */
+export type ExecRuleName = "denied" | "allowed" | "not-allowed" | "default" | "timeout" | "changed";
+
+/**
+ * The exec gate's decision (§5.5.6) on one exec, in the form execpolicy's execDecisionEvent
+ * writes: the policy's address, the file's digest (null only when none was obtained in time),
+ * the path as the exec presented it, the route, the rule, the verdict, where the digest came from
+ * (stat-keyed cache, fresh hash, or the timeout), and the pid.
+ */
 export interface ExecDecision {
   readonly type: "exec.decision";
   readonly seq: number;
-  readonly binary: Digest;
+  readonly policy: Digest;
+  readonly digest: Digest | null;
   readonly path: string;
   readonly route: ExecRoute;
-  readonly rule: string;
-  readonly decision: "allow" | "deny";
+  readonly rule: ExecRuleName;
+  readonly allowed: boolean;
+  readonly source: "cache" | "hash" | "timeout";
+  readonly pid: number;
 }
 
 /** A standard stream. */
@@ -90,11 +101,14 @@ const SCHEMAS: Readonly<Record<JournalEvent["type"], Readonly<Record<string, Che
     binary: isDigest,
   },
   "exec.decision": {
-    binary: isDigest,
+    policy: isDigest,
+    digest: (v) => v === null || isDigest(v),
     path: isText,
     route: oneOf("direct", "interpreter", "loader"),
-    rule: isText,
-    decision: oneOf("allow", "deny"),
+    rule: oneOf("denied", "allowed", "not-allowed", "default", "timeout", "changed"),
+    allowed: (v) => typeof v === "boolean",
+    source: oneOf("cache", "hash", "timeout"),
+    pid: isPid,
   },
   "stdio.chunk": {
     stream: oneOf("stdin", "stdout", "stderr"),

@@ -2,7 +2,7 @@
 //
 // Appending (host runner, exec gate):
 //   const j = new Journal();
-//   j.append({ type: "exec.decision", binary, path, route: "direct", rule: "allow:python3", decision: "allow" });
+//   j.append(execDecisionEvent(decision, policyAddress)); // from @sbx/sandbox-attest/execpolicy
 //   j.append({ type: "process.start", pid, argv, binary });
 //   j.append({ type: "stdio.chunk", stream: "stdout", digest, length: "4096" }); // seq and chunk are assigned
 //   j.append({ type: "file.write", path: "out.txt", digest, size: "12" });
@@ -17,6 +17,7 @@ export type {
   ProcessStart,
   ExecDecision,
   ExecRoute,
+  ExecRuleName,
   StdioChunk,
   StdioStream,
   FileWrite,

@@ -1,6 +1,6 @@
 // §8.3–§8.4 The journal of one active interval: events in order, their Merkle root over JCS bytes
 // (BLAKE3, RFC 9162 shape) bound with the event count as a tree head, and proofs for one event.
-import { canonicalBytes, formatDigest, type Json } from "@sbx/wire";
+import { canonicalBytes, formatDigest, type Json, type JsonObject } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { blake3Hasher, formatTreeHead, MerkleTree, type TreeHeadJson } from "../merkle/index.ts";
 import { parseEvent, type JournalEvent, type StdioChunk, type StdioStream } from "./events.ts";
@@ -41,12 +41,17 @@ export class Journal {
     return j;
   }
 
-  /** append numbers `input`, checks it (§8.2) and adds it; returns the event as journaled. */
-  append(input: EventInput): JournalEvent {
+  /**
+   * append numbers `input`, checks it (§8.2) and adds it; returns the event as journaled. `input`
+   * may also be a plain JSON object in event form without `seq`, such as execpolicy's
+   * execDecisionEvent; it is checked the same way.
+   */
+  append(input: EventInput | JsonObject): JournalEvent {
     const seq = this.#events.length;
+    const o = input as Record<string, unknown>;
     const raw =
-      input.type === "stdio.chunk" ? { ...input, seq, chunk: this.#chunks[input.stream] } : { ...input, seq };
-    return this.#add(parseEvent(raw as unknown as Json));
+      o.type === "stdio.chunk" ? { ...o, seq, chunk: this.#chunks[o.stream as StdioStream] } : { ...o, seq };
+    return this.#add(parseEvent(raw));
   }
 
   #add(e: JournalEvent): JournalEvent {

@@ -13,22 +13,27 @@ import {
   verifyJournalConsistency,
   type EventInput,
 } from "@sbx/sandbox-attest/journal";
+import { execDecisionEvent } from "@sbx/sandbox-attest/execpolicy";
 import { isSandboxAttestError } from "../../src/errors.ts";
 import { refMTH } from "../merkle/reference.ts";
 
 const bin = digestBytes(utf8("/usr/bin/python3 contents"));
 const out = digestBytes(utf8("hello\n"));
+const policy = digestBytes(utf8("an exec policy"));
 
 /** One of each kind, plus a second stdout chunk, as a host would append them. */
 function sampleInputs(): EventInput[] {
   return [
     {
       type: "exec.decision",
-      binary: bin,
+      policy,
+      digest: bin,
       path: "/usr/bin/python3",
       route: "direct",
-      rule: "allow:python3",
-      decision: "allow",
+      rule: "allowed",
+      allowed: true,
+      source: "hash",
+      pid: 4242,
     },
     { type: "process.start", pid: 4242, argv: ["python3", "-c", "print('hello')"], binary: bin },
     { type: "stdio.chunk", stream: "stdout", digest: out, length: "6" },
@@ -37,11 +42,14 @@ function sampleInputs(): EventInput[] {
     { type: "file.write", path: "out/result.txt", digest: out, size: "6" },
     {
       type: "exec.decision",
-      binary: bin,
+      policy,
+      digest: bin,
       path: "/tmp/x",
       route: "loader",
-      rule: "deny:copied-loader",
-      decision: "deny",
+      rule: "denied",
+      allowed: false,
+      source: "cache",
+      pid: 4242,
     },
     { type: "process.exit", pid: 4242, code: 0, signal: null },
   ];
@@ -206,8 +214,10 @@ test("strict event validation: unknown types and members, missing and malformed 
     [1, "argv", ["ok", 1]],
     [1, "binary", "sha256:" + "0".repeat(64)],
     [0, "route", "shebang"],
-    [0, "decision", "maybe"],
-    [0, "rule", ""],
+    [0, "allowed", "yes"],
+    [0, "rule", "allow:python3"],
+    [0, "source", "guess"],
+    [0, "policy", null],
     [2, "stream", "stdlog"],
     [2, "length", 6],
     [2, "length", "06"],
@@ -256,4 +266,38 @@ test("a later head is consistent with every earlier one; broken proofs are refus
     code(() => verifyJournalConsistency(j.head(0) as unknown as Json, j.head() as unknown as Json, [])),
     "ConsistencyProofInvalid",
   );
+});
+
+test("the exec gate's own decision records journal as exec.decision events", () => {
+  const j = new Journal();
+  const allowed = execDecisionEvent(
+    {
+      digest: bin,
+      path: "/usr/bin/python3",
+      route: "interpreter",
+      rule: "allowed",
+      allowed: true,
+      source: "hash",
+      pid: 9,
+    },
+    policy,
+  );
+  const timedOut = execDecisionEvent(
+    {
+      digest: null,
+      path: "/tmp/big",
+      route: "direct",
+      rule: "timeout",
+      allowed: false,
+      source: "timeout",
+      pid: 9,
+    },
+    policy,
+  );
+  for (const e of [allowed, timedOut]) j.append(e);
+  assert.deepEqual(
+    j.events.map((e) => e.type),
+    ["exec.decision", "exec.decision"],
+  );
+  verifyEventInclusion(j.head() as unknown as Json, { ...timedOut, seq: 1 }, j.prove(1) as unknown as Json);
 });

@@ -8,36 +8,46 @@ export const J = (x: unknown): Json => x as Json;
 const bin = digestBytes(utf8("c4 /usr/bin/python3"));
 const script = digestBytes(utf8("c4 /work/run.py"));
 const line = digestBytes(utf8("hello\n"));
+const policy = digestBytes(utf8("c4 exec policy"));
 
 /** The fixed journal: one of each event kind, several chunks per stream, 11 events (not a power of two). */
 export function inputs(): EventInput[] {
   return [
     {
       type: "exec.decision",
-      binary: script,
+      policy,
+      digest: script,
       path: "/work/run.py",
       route: "direct",
-      rule: "allow:workspace-scripts",
-      decision: "allow",
+      rule: "allowed",
+      allowed: true,
+      source: "hash",
+      pid: 4242,
     },
     {
       type: "exec.decision",
-      binary: bin,
+      policy,
+      digest: bin,
       path: "/usr/bin/python3",
       route: "interpreter",
-      rule: "allow:python3",
-      decision: "allow",
+      rule: "allowed",
+      allowed: true,
+      source: "hash",
+      pid: 4242,
     },
     { type: "process.start", pid: 4242, argv: ["/work/run.py", "--greet", "wörld"], binary: script },
     { type: "stdio.chunk", stream: "stdin", digest: digestBytes(new Uint8Array(0)), length: "0" },
     { type: "stdio.chunk", stream: "stdout", digest: line, length: "6" },
     {
       type: "exec.decision",
-      binary: bin,
+      policy,
+      digest: bin,
       path: "/tmp/ld.so",
       route: "loader",
-      rule: "deny:loader-direct",
-      decision: "deny",
+      rule: "denied",
+      allowed: false,
+      source: "cache",
+      pid: 4242,
     },
     { type: "stdio.chunk", stream: "stderr", digest: digestBytes(utf8("denied\n")), length: "7" },
     { type: "file.write", path: "out/result.txt", digest: line, size: "6" },
@@ -60,13 +70,16 @@ export function alter(k: string, v: Json | undefined): Json | undefined {
     direct: "interpreter",
     interpreter: "loader",
     loader: "direct",
-    allow: "deny",
-    deny: "allow",
+    allowed: "denied",
+    denied: "allowed",
+    hash: "cache",
+    cache: "hash",
     stdin: "stdout",
     stdout: "stderr",
     stderr: "stdin",
   };
   if (k === "type" || v === null || v === undefined) return undefined;
+  if (typeof v === "boolean") return !v;
   if (typeof v === "number") return k === "code" ? (v + 1) % 256 : v + 1;
   if (Array.isArray(v)) return [...v, "x"];
   if (typeof v !== "string") return undefined;
