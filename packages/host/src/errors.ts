@@ -18,7 +18,13 @@ export type HostErrorCode =
   | "BadProcStat"
   | "ProcessGone"
   | "CgroupUnavailable"
-  | "MeterStopped";
+  | "MeterStopped"
+  // §15 warm pools on disk
+  | "PoolExists"
+  | "PoolMissing"
+  | "PoolBusy"
+  | "PoolTorn"
+  | "PoolEmpty";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {
