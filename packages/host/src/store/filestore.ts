@@ -46,6 +46,7 @@ import {
 /** The marker file's content; a directory without it is not a store. */
 export const STORE_FORMAT = "sandbox.store/1";
 const CHUNK = 1 << 20;
+const CHUNK_BUF = new Uint8Array(CHUNK);
 
 /** Options for opening a store. */
 export interface OpenStoreOptions {
@@ -53,6 +54,23 @@ export interface OpenStoreOptions {
   readonly create?: boolean;
   /** Leave the directory untouched (no sweep of dead writers' temp files): for verification. */
   readonly readOnly?: boolean;
+}
+
+/** hashFile streams a file through BLAKE3, copying it to `out` when given. */
+function hashFile(path: string, out: number | null): { address: Digest; size: number } {
+  const src = openSync(path, "r");
+  const h = createBlake3();
+  const buf = CHUNK_BUF; // synchronous use only, so one buffer serves every call
+  let size = 0;
+  try {
+    for (let n; (n = readSync(src, buf, 0, CHUNK, null)) > 0; size += n) {
+      h.update(buf.subarray(0, n));
+      if (out !== null) writeFully(out, buf.subarray(0, n), null, "object");
+    }
+  } finally {
+    closeSync(src);
+  }
+  return { address: formatDigest(h.digest()), size };
 }
 
 function pidAlive(pid: number): boolean {
@@ -130,28 +148,26 @@ export class FileStore implements Store {
     return address;
   }
 
-  /** putFileSync copies a file into the store while hashing it; returns its address and size. */
+  /**
+   * putFileSync stores a file's content and returns its address and size. The file is hashed first;
+   * only when that object is absent is it copied (hashed again while copying, so what is stored is
+   * exactly what is addressed even if the file changed in between).
+   */
   putFileSync(path: string, deferDirSync = false): { address: Digest; size: number } {
+    const first = hashFile(path, null);
+    if (existsSync(this.objectPath(first.address))) return first;
     const tmp = tempPath(join(this.root, "tmp"));
-    const src = openSync(path, "r");
     const out = openSync(tmp, "wx", 0o444);
-    const h = createBlake3();
-    const buf = new Uint8Array(CHUNK);
-    let size = 0;
+    let copied: { address: Digest; size: number };
     try {
-      for (let n; (n = readSync(src, buf, 0, CHUNK, null)) > 0; size += n) {
-        h.update(buf.subarray(0, n));
-        writeFully(out, buf.subarray(0, n), null, "object");
-      }
+      copied = hashFile(path, out);
       faultPoint("fsync-temp");
       fsyncSync(out);
     } finally {
-      closeSync(src);
       closeSync(out);
     }
-    const address = formatDigest(h.digest());
-    this.#publish(tmp, this.objectPath(address), deferDirSync);
-    return { address, size };
+    this.#publish(tmp, this.objectPath(copied.address), deferDirSync);
+    return copied;
   }
 
   /** syncPending fsyncs every directory a deferred put changed; a snapshot is durable after it. */
