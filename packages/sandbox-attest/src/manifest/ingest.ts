@@ -7,7 +7,7 @@ import { pointerOf, readJsonc, type Offending } from "./jsonc.ts";
 import { classifyMember } from "./subset.ts";
 import { MANIFEST_PAYLOAD_TYPE, MANIFEST_TYPE, type Manifest } from "./types.ts";
 
-/** sortRefusals orders refusals by pointer then code and drops repeats, so refusals compare stably. */
+/** sortRefusals orders refusals by pointer then code and drops repeats, so refusals compare stably, §14.8. */
 export function sortRefusals(list: readonly Offending[]): Offending[] {
   const seen = new Set<string>();
   const out: Offending[] = [];

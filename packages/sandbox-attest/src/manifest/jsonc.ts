@@ -29,7 +29,7 @@ export interface ReadResult {
   readonly structure: readonly Offending[];
 }
 
-/** pointerOf writes a path as an RFC 6901 JSON pointer. */
+/** pointerOf writes a path as an RFC 6901 JSON pointer, §14.2. */
 export function pointerOf(path: readonly (string | number)[]): string {
   return path.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
 }

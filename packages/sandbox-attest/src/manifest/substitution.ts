@@ -7,7 +7,7 @@ const VARIABLE = /\$\{([^}]*)\}/g;
 const DETERMINISTIC = new Set(["containerWorkspaceFolder", "containerWorkspaceFolderBasename"]);
 const HOST_EXACT = new Set(["localWorkspaceFolder", "localWorkspaceFolderBasename", "localEnv", "env"]);
 
-/** classifySubstitution names the refusal code of one `${inner}`, or null when it is deterministic. */
+/** classifySubstitution names the refusal code of one `${inner}`, or null when it is deterministic, §14.4. */
 export function classifySubstitution(inner: string): "HostSubstitution" | "UnknownSubstitution" | null {
   if (DETERMINISTIC.has(inner)) return null;
   const head = inner.split(":", 1)[0] ?? "";

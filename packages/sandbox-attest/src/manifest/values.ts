@@ -9,7 +9,7 @@ import type { GpuRequirement, HostRequirements, PortAttributes } from "./types.t
 /** Where refusals are collected while the members are checked. */
 export type Sink = Offending[];
 
-/** isObject reports whether a parsed value is a JSON object. */
+/** isObject reports whether a parsed value is a JSON object, §14.3. */
 export function isObject(v: Json | undefined): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -23,26 +23,26 @@ function child(pointer: string, key: string | number): string {
   return `${pointer}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
 }
 
-/** checkKeys refuses members of `o` outside `allowed` with `UnknownMember`. */
+/** checkKeys refuses members of `o` outside `allowed` with `UnknownMember`, §14.3. */
 export function checkKeys(o: JsonObject, allowed: readonly string[], pointer: string, out: Sink): void {
   for (const k of Object.keys(o))
     if (!allowed.includes(k)) out.push({ pointer: child(pointer, k), code: "UnknownMember" });
 }
 
-/** text accepts a string free of NUL whose substitutions are all deterministic. */
+/** text accepts a string free of NUL whose substitutions are all deterministic, §14.3. */
 export function text(v: Json | undefined, pointer: string, out: Sink, substitutions = true): string | null {
   if (typeof v !== "string" || v.includes("\0")) return bad(out, pointer);
   return !substitutions || scanSubstitutions(v, pointer, out) ? v : null;
 }
 
-/** bool accepts a boolean. */
+/** bool accepts a boolean, §14.3. */
 export function bool(v: Json | undefined, pointer: string, out: Sink): boolean | null {
   return typeof v === "boolean" ? v : bad(out, pointer);
 }
 
 const ENV_NAME = /^[^=\0]+$/;
 
-/** envMap accepts an object of variable names to strings (and to null when `nulls`). */
+/** envMap accepts an object of variable names to strings (and to null when `nulls`), §14.3. */
 export function envMap(
   v: Json | undefined,
   pointer: string,
@@ -66,14 +66,14 @@ export function envMap(
 
 const USER = /^(?:[A-Za-z_][A-Za-z0-9_.-]*\$?|[0-9]+)$/;
 
-/** userName accepts a POSIX user name or a numeric uid. */
+/** userName accepts a POSIX user name or a numeric uid, §14.3. */
 export function userName(v: Json | undefined, pointer: string, out: Sink): string | null {
   if (typeof v === "string" && v.includes("${"))
     return text(v, pointer, out) === null ? null : bad(out, pointer);
   return typeof v === "string" && USER.test(v) ? v : bad(out, pointer);
 }
 
-/** folder accepts an absolute path without empty, `.` or `..` segments, `$`, or substitutions. */
+/** folder accepts an absolute path without empty, `.` or `..` segments, `$`, or substitutions, §14.3. */
 export function folder(v: Json | undefined, pointer: string, out: Sink): string | null {
   if (typeof v !== "string") return bad(out, pointer);
   if (!scanSubstitutions(v, pointer, out, false)) return null;
@@ -91,7 +91,7 @@ const BYTES = /^(\d+)([tgmk]b)?$/;
 const UNIT: Readonly<Record<string, bigint>> = { kb: 1n << 10n, mb: 1n << 20n, gb: 1n << 30n, tb: 1n << 40n };
 const U64_MAX = (1n << 64n) - 1n;
 
-/** byteCount accepts "<digits>[kb|mb|gb|tb]" (powers of 1024) and returns a decimal string. */
+/** byteCount accepts "<digits>[kb|mb|gb|tb]" (powers of 1024) and returns a decimal string, §14.3. */
 export function byteCount(v: Json | undefined, pointer: string, out: Sink): string | null {
   const m = typeof v === "string" ? BYTES.exec(v) : null;
   if (m === null) return bad(out, pointer);
@@ -99,7 +99,7 @@ export function byteCount(v: Json | undefined, pointer: string, out: Sink): stri
   return n <= U64_MAX ? n.toString() : bad(out, pointer);
 }
 
-/** count accepts a safe integer of at least `min`. */
+/** count accepts a safe integer of at least `min`, §14.3. */
 export function count(v: Json | undefined, pointer: string, out: Sink, min: number): number | null {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= min ? v : bad(out, pointer);
 }
@@ -143,7 +143,7 @@ function comparePorts(a: number | string, b: number | string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** forwardPorts accepts ports and "host:port" strings, sorted (numbers first) and deduplicated. */
+/** forwardPorts accepts ports and "host:port" strings, sorted (numbers first) and deduplicated, §14.3. */
 export function forwardPorts(v: Json | undefined, pointer: string, out: Sink): (number | string)[] | null {
   if (v === undefined) return [];
   if (!Array.isArray(v)) return bad(out, pointer);
@@ -194,7 +194,7 @@ export function portAttributes(v: Json | undefined, pointer: string, out: Sink):
   return { label, protocol, on_auto_forward: onAuto, require_local_port: local };
 }
 
-/** portsAttributes normalises the map of port patterns to attributes. */
+/** portsAttributes normalises the map of port patterns to attributes, §14.3. */
 export function portsAttributes(
   v: Json | undefined,
   pointer: string,
@@ -211,5 +211,3 @@ export function portsAttributes(
   }
   return ok ? result : null;
 }
-
-export { child as childPointer };
