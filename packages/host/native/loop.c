@@ -2,7 +2,7 @@
 // or after asking the Node side, denies at the timeout, journals every exec decision, heartbeats the
 // warden, and ends when the sandbox's pid 1 exits. Protocol (text lines):
 //   helper → node (fd 4): r <spid> <marked> | m <id> <path> <key…> | d <allow> <route> <src> <key…>
-//                         <pid> <hexpath> | x <code> <signal> <hits> <misses> <denies> <timeouts>
+//                         <pid> <hexpath> | x <code> <signal> <hits> <misses> <denies> <timeouts> <cpu_us>
 //   node → helper (fd 3): v <id> <allow> <elf> <loader> | stop | flush
 // <key…> is dev ino size mtime_s mtime_ns ctime_s ctime_ns; src is c (cache), n (node), t (timeout).
 
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "gate.h"
@@ -280,8 +281,11 @@ static void sandbox_exited(void) {
   waitpid(g->spid, &st, 0);
   for (int i = 0; i < MAXPEND; i++)
     if (pends[i].used) finish(&pends[i], 0, 1, 't');
-  emit("x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0,
-       hits, misses, denies, timeouts);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  int64_t cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+  emit("x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 "\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+       hits, misses, denies, timeouts, cpu_us);
   fcntl(4, F_SETFL, 0);
   flush_out(1);
   if (write(g->hb, "q", 1) < 0) dprintf(2, "execgate: warden: %s\n", strerror(errno));

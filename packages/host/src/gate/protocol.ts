@@ -27,6 +27,8 @@ export interface GateStats {
   readonly misses: number;
   readonly denies: number;
   readonly timeouts: number;
+  /** The helper's own CPU time (user + system), microseconds. */
+  readonly helperCpuUs: number;
 }
 
 function keyAt(f: readonly string[], i: number): StatKey {
@@ -62,12 +64,18 @@ export function parseHelperLine(line: string): HelperMessage | null {
     }
     case "x": {
       const code = Number(f[1]);
-      const [hits, misses, denies, timeouts] = f.slice(3, 7).map(Number) as [number, number, number, number];
+      const [hits, misses, denies, timeouts, helperCpuUs] = f.slice(3, 8).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       return {
         kind: "exit",
         code: code < 0 ? null : code,
         signal: Number(f[2]),
-        stats: { hits, misses, denies, timeouts },
+        stats: { hits, misses, denies, timeouts, helperCpuUs },
       };
     }
     default:
