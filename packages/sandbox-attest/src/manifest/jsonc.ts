@@ -42,6 +42,16 @@ function decode(source: Uint8Array): string | null {
   }
 }
 
+// openings counts `{` and `[` anywhere: with no more of them than MAX_DEPTH, no nesting can exceed it.
+function openings(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) n++;
+  }
+  return n;
+}
+
 // tooDeep scans tokens without recursion, so nesting that would exhaust the parser's stack is
 // refused before the parser runs.
 // jsonc-parser's SyntaxKind is an ambient const enum, so its values are written out here.
@@ -52,6 +62,7 @@ const CLOSE_BRACKET = 4;
 const EOF = 17;
 
 function tooDeep(text: string): boolean {
+  if (openings(text) <= MAX_DEPTH) return false;
   const sc = createScanner(text, true);
   let depth = 0;
   for (let t: number = sc.scan(); t !== EOF; t = sc.scan()) {
