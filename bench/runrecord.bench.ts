@@ -1,0 +1,141 @@
+// Run record benchmarks (§13). Anchors are measured in the same run:
+//  - append with fsync (claim + line, each fsynced) vs one write+fsync of the same line to a plain file;
+//  - head-only verification of a 10,000-segment record vs raw BLAKE3 of the same hash inputs;
+//  - full verification (every attestation's Ed25519 signature) vs raw Ed25519 verifies of the same messages;
+//  - snapshot of a 1 GiB / 10,000-file workspace vs b3sum over the same files (1 thread and default).
+// SBX_BENCH_SNAPSHOT_MIB and SBX_BENCH_FILES shrink the workspace for quick runs.
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { randomFillSync } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { blake3, canonicalBytes, concatBytes, digestBytes, fromBase64, parseDigest, pae, publicKeyFromDidKey, testKey, utf8, verifyEd25519, type Envelope } from "@sbx/wire";
+import { signAttestation } from "@sbx/sandbox-attest/attestation";
+import { decodeRecord, encodeRecord, RunRecord, type Segment } from "@sbx/sandbox-attest/runrecord";
+import { FileStore, verifyRecordFiles } from "@sbx/host/store";
+import { snapshotDir } from "@sbx/host/snapshot";
+import { gbps, rate, row, timeCommand, timeRuns } from "./measure.ts";
+
+const MiB = 1024 * 1024;
+const UNIT = digestBytes(utf8("bench-unit"));
+const GRANTS = digestBytes(utf8("bench-grants"));
+const exec = (i: number): Segment => ({ kind: "executed", attestation: digestBytes(utf8(`att ${i}`)) });
+
+async function appendBench(dir: string): Promise<void> {
+  const N = 200;
+  const store = FileStore.open(join(dir, "append-store"), { create: true });
+  const id = await store.createRecord(UNIT, GRANTS);
+  let head = id;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < N; i++) head = await store.appendSegment(id, head, exec(i));
+  const tAppend = Number(process.hrtime.bigint() - t0) / 1e9 / N;
+  const line = canonicalBytes({ head, n: 1, segment: exec(0) });
+  const fd = openSync(join(dir, "plain"), "w");
+  const tPlain = timeRuns(N, () => {
+    writeSync(fd, line);
+    fsyncSync(fd);
+  });
+  closeSync(fd);
+  console.log(`append with fsync (${N} segments, record growing from 0 to ${N}):`);
+  row("plain write + fsync of one line (anchor)", rate(1 / tPlain));
+  row("FileStore.appendSegment", rate(1 / tAppend), tPlain / tAppend, "anchor");
+}
+
+function headOnlyBench(): void {
+  const N = 10_000;
+  const r = RunRecord.create(UNIT, GRANTS);
+  for (let i = 0; i < N; i++) r.append(exec(i));
+  const bytes = encodeRecord(r);
+  const inputs = r.segments.map((s, i) => concatBytes(parseDigest(r.heads[i]!), canonicalBytes(s)));
+  const tVerify = timeRuns(5, () => decodeRecord(bytes));
+  const tRaw = timeRuns(5, () => inputs.forEach((x) => blake3(x)));
+  const tFile = timeRuns(5, () => blake3(bytes));
+  console.log(`head-only verification, ${N} segments (${(bytes.length / MiB).toFixed(2)} MiB wire form), median of 5:`);
+  row("raw BLAKE3 of the same per-segment inputs (anchor)", rate(N / tRaw));
+  row("decodeRecord (parse, canonical check, phases, heads)", rate(N / tVerify), tRaw / tVerify, "anchor");
+  row("BLAKE3 of the whole file in one call", gbps(bytes.length / tFile));
+}
+
+async function fullBench(dir: string): Promise<void> {
+  const N = 300;
+  const store = FileStore.open(join(dir, "full-store"), { create: true });
+  const host = testKey("host");
+  const id = await store.createRecord(UNIT, GRANTS);
+  let head = id;
+  const envs: Envelope[] = [];
+  for (let i = 0; i < N; i++) {
+    const env = signAttestation(
+      {
+        unit_id: UNIT,
+        grants_id: GRANTS,
+        manifest: digestBytes(utf8("m")),
+        exec_policy: digestBytes(utf8("p")),
+        energy: { receipt: await store.putObject(utf8(`receipt ${i}`)), total_uj: "1000", provenance: "estimated" },
+        journal: { root: digestBytes(utf8(`j${i}`)), events: 1 },
+        outcome: { status: "exited", exit_code: 0 },
+        interval: { start_ms: i, end_ms: i + 1 },
+        level: "S5",
+        run_head: head,
+      },
+      host,
+    );
+    envs.push(env);
+    head = await store.appendSegment(id, head, { kind: "executed", attestation: await store.putSigned(env) });
+  }
+  const path = store.recordPath(id);
+  const tFull = timeRuns(3, () => {
+    if (!verifyRecordFiles(path, store).valid) throw new Error("bench record does not verify");
+  });
+  const pk = publicKeyFromDidKey(host.did);
+  const msgs = envs.map((e) => [pae(e.payloadType, fromBase64(e.payload)!), fromBase64(e.signatures[0]!.sig)!] as const);
+  const tEd = timeRuns(3, () => msgs.forEach(([m, s]) => verifyEd25519(pk, m, s)));
+  console.log(`full verification from files, ${N} executed segments with signed attestations, median of 3:`);
+  row("raw Ed25519 verify of the same messages (anchor)", rate(N / tEd));
+  row("verifyRecordFiles (record + every attestation)", rate(N / tFull), tEd / tFull, "anchor");
+}
+
+function makeWorkspace(dir: string, totalBytes: number, files: number): string {
+  const ws = join(dir, "ws");
+  const per = Math.floor(totalBytes / files);
+  const buf = new Uint8Array(per);
+  for (let i = 0; i < files; i++) {
+    const sub = join(ws, `d${String(Math.floor(i / 100)).padStart(3, "0")}`);
+    if (i % 100 === 0) mkdirSync(sub, { recursive: true });
+    randomFillSync(buf);
+    writeFileSync(join(sub, `f${i}`), buf);
+  }
+  return ws;
+}
+
+function snapshotBench(dir: string): void {
+  const mib = Number(process.env.SBX_BENCH_SNAPSHOT_MIB ?? 1024);
+  const files = Number(process.env.SBX_BENCH_FILES ?? 10_000);
+  const ws = makeWorkspace(dir, mib * MiB, files);
+  const names = Array.from({ length: files }, (_, i) => `d${String(Math.floor(i / 100)).padStart(3, "0")}/f${i}`);
+  const b3one = timeCommand(3, "sh", ["-c", `cd ${ws} && exec b3sum --num-threads 1 "$@" > /dev/null`, "b3sum", ...names]);
+  const b3all = timeCommand(3, "sh", ["-c", `cd ${ws} && exec b3sum "$@" > /dev/null`, "b3sum", ...names]);
+  const store = FileStore.open(join(dir, "snap-store"), { create: true });
+  const t0 = process.hrtime.bigint();
+  const first = snapshotDir(store, ws);
+  const tFirst = Number(process.hrtime.bigint() - t0) / 1e9;
+  const tAgain = timeRuns(1, () => snapshotDir(store, ws));
+  const bytes = first.bytes;
+  console.log(`snapshot of a ${mib} MiB / ${files}-file workspace (page cache warm for all):`);
+  if (b3one === null || b3all === null) return console.log("  b3sum not installed: no anchor (apt-get install -y b3sum)");
+  row("b3sum --num-threads 1 (anchor)", gbps(bytes / b3one));
+  row("b3sum, default threads", gbps(bytes / b3all), b3one / b3all, "anchor");
+  row("snapshotDir, first (hash + copy + fsync each)", gbps(bytes / tFirst), b3one / tFirst, "anchor");
+  row("snapshotDir, unchanged tree (hash only)", gbps(bytes / tAgain), b3one / tAgain, "anchor");
+  console.log(`  seconds: b3sum-1t ${b3one.toFixed(2)}, b3sum ${b3all.toFixed(2)}, first ${tFirst.toFixed(2)}, again ${tAgain.toFixed(2)}`);
+}
+
+export default async function runrecordBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-bench-rr-"));
+  try {
+    await appendBench(dir);
+    headOnlyBench();
+    await fullBench(dir);
+    snapshotBench(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
