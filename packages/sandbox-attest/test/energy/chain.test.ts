@@ -1,9 +1,11 @@
 // §6.4 receipt chains: a run's receipts verify in order; gap, reorder, splice, overlap and truncation are refused.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chainGenesis, chainHeads, type Envelope } from "@sbx/wire";
+import fc from "fast-check";
+import { chainGenesis, chainHeads, digestBytes, signPayload, type Envelope } from "@sbx/wire";
 import {
   ENERGY_CHAIN_TAG,
+  ENERGY_RECEIPT_TYPE,
   energyGenesis,
   estimateCpu,
   makeReceipt,
@@ -83,5 +85,33 @@ test("a fork of the same run (same seq, other history) is a splice; an overlappi
   assert.throws(
     () => makeReceipt(s1, { ...reading(1), start_ms: 899 }, HOST),
     hasCode("EnergyIntervalOverlap"),
+  );
+});
+
+test("property: re-signing a receipt with any chain field changed never yields a valid chain", () => {
+  const { envs } = run(5);
+  const receipts = verifyEnergyChain(envs, opts).receipts;
+  const fields = ["seq", "prev", "unit_id", "grants_id", "start_ms"] as const;
+  fc.assert(
+    fc.property(
+      fc.nat(4),
+      fc.constantFrom(...fields),
+      fc.integer({ min: 1, max: 3 }),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      (i, field, k, raw) => {
+        const p = JSON.parse(JSON.stringify(receipts[i])) as Record<string, unknown>;
+        const other = digestBytes(raw);
+        if (field === "seq") p.seq = (p.seq as number) + (i === 0 || k % 2 ? k : -k);
+        else if (field === "start_ms")
+          p.start_ms = i === 0 ? p.start_ms : (p.start_ms as number) - 100 * k - 1000;
+        else p[field] = other;
+        if (field === "start_ms" && i === 0) return; // the first interval has no predecessor to overlap
+        if (field === "start_ms" && (p.start_ms as number) < 0) p.start_ms = 0;
+        const list = envs.map((e, j) => (j === i ? signPayload(ENERGY_RECEIPT_TYPE, p, HOST) : e));
+        // No final head given: the chain rules alone must catch it, wherever the receipt sits.
+        assert.throws(() => verifyEnergyChain(list, opts));
+      },
+    ),
+    { numRuns: 120 },
   );
 });
