@@ -46,6 +46,8 @@ export interface RunUnitOptions {
   readonly stdin?: Uint8Array;
   /** Kill the child with SIGKILL after this many ms. */
   readonly timeoutMs?: number;
+  /** Aborting kills the child's process group with SIGKILL (e.g. on the caller's SIGINT). */
+  readonly abort?: AbortSignal;
   /** Journal chunk size for stdio (default 64 KiB). */
   readonly chunkBytes?: number;
   readonly meter?: MeterOptions;
@@ -113,7 +115,12 @@ async function execute(
   env: NodeJS.ProcessEnv,
   binary: Digest,
 ): Promise<Executed> {
-  const spawnOpts: SpawnOptions = { cwd, env, stdio: [o.stdin ? "pipe" : "ignore", "pipe", "pipe"] };
+  const spawnOpts: SpawnOptions = {
+    cwd,
+    env,
+    stdio: [o.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    detached: true,
+  };
   const m = meterCommand(o.argv, { ...o.meter, spawn: spawnOpts });
   const pid = m.child.pid;
   if (pid === undefined) {
@@ -123,12 +130,18 @@ async function execute(
   }
   journal.append({ type: "process.start", pid, argv: [...o.argv], binary });
   const streams = record(o, journal, m.child);
-  const timer = o.timeoutMs === undefined ? null : setTimeout(() => m.child.kill("SIGKILL"), o.timeoutMs);
+  const timer = o.timeoutMs === undefined ? null : setTimeout(() => killGroup(pid), o.timeoutMs);
+  const onAbort = () => {
+    killGroup(pid);
+  };
+  o.abort?.addEventListener("abort", onAbort);
+  if (o.abort?.aborted) onAbort();
   let exit: MeteredExit;
   try {
     exit = await m.done;
   } finally {
     if (timer) clearTimeout(timer);
+    o.abort?.removeEventListener("abort", onAbort);
   }
   const stdout = streams.stdout.finish();
   const stderr = streams.stderr.finish();
@@ -154,6 +167,16 @@ function record(o: RunUnitOptions, journal: Journal, child: ReturnType<typeof me
       o.onOutput?.(s, d);
     });
   return out;
+}
+
+/** killGroup kills the child's whole process group (it was spawned detached, as its leader), so a
+ * grandchild holding the output pipes cannot keep the run open past its timeout. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 function outcomeOf(exit: MeteredExit): Outcome {

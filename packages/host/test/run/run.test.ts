@@ -99,6 +99,11 @@ test("a signal and a timeout are outcomes", async () => {
   const slow = await run(["sleep", "5"], { timeoutMs: 150 });
   assert.deepEqual(slow.outcome, { status: "signaled", signal: "SIGKILL" });
   assert.ok(verifyAttestation(slow.attestation).predicate.interval.end_ms - slow.interval.start_ms < 4000);
+  // A grandchild holding stdout open is killed with its group, so the run ends at the timeout.
+  const t0 = Date.now();
+  const nested = await run(["sh", "-c", "sleep 30 & sleep 30; echo never"], { timeoutMs: 150 });
+  assert.deepEqual(nested.outcome, { status: "signaled", signal: "SIGKILL" });
+  assert.ok(Date.now() - t0 < 10_000, "the run ended at its timeout");
 });
 
 test("a program that cannot run is attested as spawn_failed with an empty journal", async () => {

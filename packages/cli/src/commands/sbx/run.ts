@@ -128,6 +128,12 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const manifest = digestOpt(values.manifest, "manifest");
     const unit = makeUnit({ argv: positionals, manifest, level });
     const id = unitId(unit);
+    // The command runs in its own process group: pass an interrupt on to it.
+    const abort = new AbortController();
+    const stop = () => {
+      abort.abort();
+    };
+    process.once("SIGINT", stop).once("SIGTERM", stop);
     const r = await runUnit({
       argv: positionals,
       hostKey,
@@ -137,7 +143,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       policy: digestOpt(values.policy, "policy"),
       level,
       ...(timeoutMs ? { timeoutMs } : {}),
+      abort: abort.signal,
     });
+    process.off("SIGINT", stop).off("SIGTERM", stop);
     if (r.stdout.length) process.stdout.write(r.stdout);
     if (r.stderr.length) process.stderr.write(r.stderr);
     const s = summary(r, id, hostKey.did, level);
