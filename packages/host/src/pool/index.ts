@@ -1,0 +1,17 @@
+// @sbx/host/pool — §15 warm pools on this host: real pooled items and their signed ledger on disk.
+export {
+  createPoolDir,
+  provisionItems,
+  openPoolDir,
+  claimPoolItem,
+  evictPoolItem,
+  closePoolDir,
+  listPool,
+} from "./pool.ts";
+export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
+export { poolPaths, readLedgerLines } from "./files.ts";
+export { provisionFigure, residencyFigure } from "./figures.ts";
+export type { Residency } from "./figures.ts";
+export { isAlive, diskBytes } from "./idle.ts";
+export { runClaimed } from "./run.ts";
+export type { ClaimedRun } from "./run.ts";

@@ -1,0 +1,250 @@
+// §15 Warm pools on this host: a pool directory of real items (pre-created workspaces and stopped
+// idle processes) and its signed ledger. Every operation replays and verifies the ledger first, and
+// appends only entries the §15 accounting accepts, each fsynced before the operation returns.
+import { existsSync, readFileSync } from "node:fs";
+import { type Digest, type KeyPair } from "@sbx/wire";
+import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
+import {
+  appendEntry,
+  claimBody,
+  claimComponents,
+  closeBody,
+  createPool as createLedger,
+  evictBody,
+  itemAttribution,
+  replayLedger,
+  type ClaimedEntry,
+  type EntryBody,
+  type EvictionReason,
+  type LedgerState,
+} from "@sbx/sandbox-attest/warmpool";
+import { HostError } from "../errors.ts";
+import { appendLines, ensureDir, poolPaths, readLedgerLines, withLock, writeFileDurably } from "./files.ts";
+import { diskBytes, idleUsage, readIdle, removeTree, startIdle, stopIdle, writeIdle } from "./idle.ts";
+import { provisionFigure, residencyFigure } from "./figures.ts";
+
+/** Options of createPoolDir. */
+export interface CreatePoolOptions {
+  readonly name: string;
+  readonly manifest: Digest;
+  readonly size: number;
+  readonly key: KeyPair;
+  /** Keep a stopped idle process per item (default true). */
+  readonly idleProcess?: boolean;
+  readonly now?: () => number;
+}
+
+/** openPoolDir reads and verifies a pool directory's ledger (§15.7); `PoolMissing` when there is none. */
+export function openPoolDir(dir: string, hosts?: readonly string[]): LedgerState {
+  const p = poolPaths(dir);
+  if (!existsSync(p.descriptor)) throw new HostError("PoolMissing", `${dir} holds no pool.json`);
+  const pool = JSON.parse(readFileSync(p.descriptor, "utf8")) as unknown;
+  return replayLedger({ pool, entries: readLedgerLines(p.ledger) }, hosts ? { hosts } : {});
+}
+
+/** append signs bodies into the ledger state and writes them durably, in order. */
+function append(dir: string, s: LedgerState, bodies: readonly EntryBody[], key: KeyPair): void {
+  const envs = bodies.map((b) => appendEntry(s, b, key));
+  appendLines(poolPaths(dir).ledger, envs);
+}
+
+/**
+ * createPoolDir creates a pool of `size` items in the empty or absent directory `dir` (§15.1,
+ * §15.3): the signed descriptor, then each item's workspace and stopped idle process, each
+ * recorded as `provisioned` with the CPU energy its provisioning took. `PoolExists` when `dir`
+ * already holds a pool.
+ */
+export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<LedgerState> {
+  const p = poolPaths(dir);
+  if (existsSync(p.descriptor)) throw new HostError("PoolExists", `${dir} already holds a pool`);
+  ensureDir(p.items);
+  const now = o.now ?? Date.now;
+  const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
+  writeFileDurably(p.descriptor, dir, JSON.stringify(s.pool) + "\n");
+  await provisionItems(dir, s, o.size, o);
+  return s;
+}
+
+/** provisionItems adds `n` items to an open pool (§15.3). */
+export async function provisionItems(
+  dir: string,
+  s: LedgerState,
+  n: number,
+  o: Omit<CreatePoolOptions, "name" | "manifest" | "size">,
+): Promise<string[]> {
+  const p = poolPaths(dir);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const item = `item-${String(s.account.items.size).padStart(4, "0")}`;
+    const before = process.cpuUsage();
+    ensureDir(p.workspace(item));
+    writeFileDurably(
+      `${p.item(item)}/item.json`,
+      p.item(item),
+      JSON.stringify({ pool: s.pool_id, item, manifest: s.descriptor.manifest }) + "\n",
+    );
+    let idleCpu = 0n;
+    if (o.idleProcess !== false) {
+      const pid = await startIdle(p.workspace(item));
+      idleCpu = idleUsage(pid)?.cpu_us ?? 0n;
+      writeIdle(p.proc(item), { pid, started_ms: Date.now(), cpu_us: idleCpu.toString() });
+    }
+    const used = process.cpuUsage(before);
+    const at = Math.max((o.now ?? Date.now)(), s.account.last_ms);
+    const provision = provisionFigure(BigInt(used.user + used.system), idleCpu);
+    withLock(p.lock, () =>
+      append(
+        dir,
+        s,
+        [{ kind: "provisioned", item, manifest: s.descriptor.manifest, at_ms: at, provision }],
+        o.key,
+      ),
+    );
+    ids.push(item);
+  }
+  return ids;
+}
+
+/** residencyNow measures what `item` has drawn since its residency was last accounted, up to `to`. */
+function residencyNow(
+  dir: string,
+  s: LedgerState,
+  item: string,
+  to: number,
+): { body: EntryBody | null; cpu: bigint | null } {
+  const p = poolPaths(dir);
+  const it = s.account.items.get(item);
+  if (!it || to <= it.accounted_to_ms) return { body: null, cpu: null };
+  const idle = readIdle(p.proc(item));
+  const usage = idle ? idleUsage(idle.pid) : null;
+  const cpu = usage && idle ? usage.cpu_us - BigInt(idle.cpu_us) : 0n;
+  const residency = residencyFigure({
+    ms: to - it.accounted_to_ms,
+    rss: usage?.rss ?? 0n,
+    storage: diskBytes(p.item(item)),
+    cpu_us: cpu > 0n ? cpu : 0n,
+  });
+  return {
+    body: { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency },
+    cpu: usage?.cpu_us ?? null,
+  };
+}
+
+/** accrueTo appends an item's residency up to `to` and records the idle CPU accounted. */
+function accrueTo(dir: string, s: LedgerState, item: string, to: number, key: KeyPair): void {
+  const { body, cpu } = residencyNow(dir, s, item, to);
+  if (!body) return;
+  append(dir, s, [body], key);
+  const idle = readIdle(poolPaths(dir).proc(item));
+  if (idle && cpu !== null) writeIdle(poolPaths(dir).proc(item), { ...idle, cpu_us: cpu.toString() });
+}
+
+function pickResident(s: LedgerState, item?: string): string {
+  if (item !== undefined) return itemAttribution(s, item).item; // UnknownItem, DoubleClaim
+  const first = [...s.account.items.values()].find((i) => i.state === "resident");
+  if (!first) throw new HostError("PoolEmpty", "no resident item to claim");
+  return first.item;
+}
+
+/** What a claim hands the claiming run (§15.4). */
+export interface Claimed {
+  readonly claim: ClaimedEntry;
+  /** The `warmpool` components for the run's first energy receipt. */
+  readonly components: EnergyComponent[];
+  /** The claimed item's pre-created workspace, now the run's. */
+  readonly workspace: string;
+  readonly state: LedgerState;
+}
+
+/**
+ * claimPoolItem claims `item` (default: the oldest resident one) into the run of (unit, grants):
+ * residency accounted up to now, the claim appended, the idle process ended (§15.4). Refuses
+ * `PoolEmpty`, and every §15 code the accounting raises (e.g. `DoubleClaim`).
+ */
+export function claimPoolItem(
+  dir: string,
+  o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number },
+): Claimed {
+  return withLock(poolPaths(dir).lock, () => {
+    const s = openPoolDir(dir);
+    const item = pickResident(s, o.item);
+    accrueTo(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms), o.key);
+    append(dir, s, [claimBody(s, item, o.unit, o.grants)], o.key);
+    const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
+    const idle = readIdle(poolPaths(dir).proc(item));
+    if (idle) stopIdle(idle.pid);
+    return {
+      claim,
+      components: claimComponents(s, claim),
+      workspace: poolPaths(dir).workspace(item),
+      state: s,
+    };
+  });
+}
+
+/** evictPoolItem evicts `item` as overhead (§15.5): residency accounted, eviction appended, its process and folder removed. */
+export function evictPoolItem(
+  dir: string,
+  item: string,
+  reason: EvictionReason,
+  key: KeyPair,
+  now: () => number = Date.now,
+): LedgerState {
+  return withLock(poolPaths(dir).lock, () => {
+    const s = openPoolDir(dir);
+    pickResident(s, item);
+    accrueTo(dir, s, item, Math.max(now(), s.account.last_ms), key);
+    append(dir, s, [evictBody(s, item, reason)], key);
+    const idle = readIdle(poolPaths(dir).proc(item));
+    if (idle) stopIdle(idle.pid);
+    removeTree(poolPaths(dir).item(item));
+    return s;
+  });
+}
+
+/** closePoolDir evicts every resident item (`host-shutdown`) and closes the ledger (§15.6). */
+export function closePoolDir(dir: string, key: KeyPair, now: () => number = Date.now): LedgerState {
+  const s = openPoolDir(dir);
+  for (const it of [...s.account.items.values()].filter((i) => i.state === "resident"))
+    evictPoolItem(dir, it.item, "host-shutdown", key, now);
+  return withLock(poolPaths(dir).lock, () => {
+    const t = openPoolDir(dir);
+    append(dir, t, [closeBody(t, Math.max(now(), t.account.last_ms))], key);
+    return t;
+  });
+}
+
+/** One item as `sbx pool list` shows it: its state and energy, with live residency for resident items. */
+export interface ItemView {
+  readonly item: string;
+  readonly state: "resident" | "claimed" | "evicted";
+  readonly provisioned_ms: number;
+  readonly accounted_uj: string;
+  /** For resident items: accounted energy plus the residency measured since, up to now. */
+  readonly accrued_now_uj: string;
+  readonly idle_pid: number | null;
+}
+
+/** listPool reports every item with its accrued energy so far (§15.3), measuring live residency. */
+export function listPool(
+  dir: string,
+  now: () => number = Date.now,
+): { state: LedgerState; items: ItemView[] } {
+  const s = openPoolDir(dir);
+  const t = Math.max(now(), s.account.last_ms);
+  const items = [...s.account.items.values()].map((it) => {
+    const accounted = it.provision + it.residency;
+    const { body } = it.state === "resident" ? residencyNow(dir, s, it.item, t) : { body: null };
+    const live = body?.kind === "accrued" ? body.residency.reduce((a, c) => a + BigInt(c.uj), 0n) : 0n;
+    const idle = it.state === "resident" ? readIdle(poolPaths(dir).proc(it.item)) : null;
+    return {
+      item: it.item,
+      state: it.state,
+      provisioned_ms: it.provisioned_ms,
+      accounted_uj: accounted.toString(),
+      accrued_now_uj: (accounted + live).toString(),
+      idle_pid: idle?.pid ?? null,
+    };
+  });
+  return { state: s, items };
+}
