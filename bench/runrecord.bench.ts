@@ -4,11 +4,33 @@
 //  - full verification (every attestation's Ed25519 signature) vs raw Ed25519 verifies of the same messages;
 //  - snapshot of a 1 GiB / 10,000-file workspace vs b3sum over the same files (1 thread and default).
 // SBX_BENCH_SNAPSHOT_MIB and SBX_BENCH_FILES shrink the workspace for quick runs.
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { randomFillSync } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { blake3, canonicalBytes, concatBytes, digestBytes, fromBase64, parseDigest, pae, publicKeyFromDidKey, testKey, utf8, verifyEd25519, type Envelope } from "@sbx/wire";
+import {
+  blake3,
+  canonicalBytes,
+  concatBytes,
+  digestBytes,
+  fromBase64,
+  parseDigest,
+  pae,
+  publicKeyFromDidKey,
+  testKey,
+  utf8,
+  verifyEd25519,
+  type Envelope,
+} from "@sbx/wire";
 import { signAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord, encodeRecord, RunRecord, type Segment } from "@sbx/sandbox-attest/runrecord";
 import { FileStore, verifyRecordFiles } from "@sbx/host/store";
@@ -49,7 +71,9 @@ function headOnlyBench(): void {
   const tVerify = timeRuns(5, () => decodeRecord(bytes));
   const tRaw = timeRuns(5, () => inputs.forEach((x) => blake3(x)));
   const tFile = timeRuns(5, () => blake3(bytes));
-  console.log(`head-only verification, ${N} segments (${(bytes.length / MiB).toFixed(2)} MiB wire form), median of 5:`);
+  console.log(
+    `head-only verification, ${N} segments (${(bytes.length / MiB).toFixed(2)} MiB wire form), median of 5:`,
+  );
   row("raw BLAKE3 of the same per-segment inputs (anchor)", rate(N / tRaw));
   row("decodeRecord (parse, canonical check, phases, heads)", rate(N / tVerify), tRaw / tVerify, "anchor");
   row("BLAKE3 of the whole file in one call", gbps(bytes.length / tFile));
@@ -69,7 +93,11 @@ async function fullBench(dir: string): Promise<void> {
         grants_id: GRANTS,
         manifest: digestBytes(utf8("m")),
         exec_policy: digestBytes(utf8("p")),
-        energy: { receipt: await store.putObject(utf8(`receipt ${i}`)), total_uj: "1000", provenance: "estimated" },
+        energy: {
+          receipt: await store.putObject(utf8(`receipt ${i}`)),
+          total_uj: "1000",
+          provenance: "estimated",
+        },
         journal: { root: digestBytes(utf8(`j${i}`)), events: 1 },
         outcome: { status: "exited", exit_code: 0 },
         interval: { start_ms: i, end_ms: i + 1 },
@@ -86,7 +114,9 @@ async function fullBench(dir: string): Promise<void> {
     if (!verifyRecordFiles(path, store).valid) throw new Error("bench record does not verify");
   });
   const pk = publicKeyFromDidKey(host.did);
-  const msgs = envs.map((e) => [pae(e.payloadType, fromBase64(e.payload)!), fromBase64(e.signatures[0]!.sig)!] as const);
+  const msgs = envs.map(
+    (e) => [pae(e.payloadType, fromBase64(e.payload)!), fromBase64(e.signatures[0]!.sig)!] as const,
+  );
   const tEd = timeRuns(3, () => msgs.forEach(([m, s]) => verifyEd25519(pk, m, s)));
   console.log(`full verification from files, ${N} executed segments with signed attestations, median of 3:`);
   row("raw Ed25519 verify of the same messages (anchor)", rate(N / tEd));
@@ -110,8 +140,16 @@ function snapshotBench(dir: string): void {
   const mib = Number(process.env.SBX_BENCH_SNAPSHOT_MIB ?? 1024);
   const files = Number(process.env.SBX_BENCH_FILES ?? 10_000);
   const ws = makeWorkspace(dir, mib * MiB, files);
-  const names = Array.from({ length: files }, (_, i) => `d${String(Math.floor(i / 100)).padStart(3, "0")}/f${i}`);
-  const b3one = timeCommand(3, "sh", ["-c", `cd ${ws} && exec b3sum --num-threads 1 "$@" > /dev/null`, "b3sum", ...names]);
+  const names = Array.from(
+    { length: files },
+    (_, i) => `d${String(Math.floor(i / 100)).padStart(3, "0")}/f${i}`,
+  );
+  const b3one = timeCommand(3, "sh", [
+    "-c",
+    `cd ${ws} && exec b3sum --num-threads 1 "$@" > /dev/null`,
+    "b3sum",
+    ...names,
+  ]);
   const b3all = timeCommand(3, "sh", ["-c", `cd ${ws} && exec b3sum "$@" > /dev/null`, "b3sum", ...names]);
   const store = FileStore.open(join(dir, "snap-store"), { create: true });
   const t0 = process.hrtime.bigint();
@@ -120,12 +158,15 @@ function snapshotBench(dir: string): void {
   const tAgain = timeRuns(1, () => snapshotDir(store, ws));
   const bytes = first.bytes;
   console.log(`snapshot of a ${mib} MiB / ${files}-file workspace (page cache warm for all):`);
-  if (b3one === null || b3all === null) return console.log("  b3sum not installed: no anchor (apt-get install -y b3sum)");
+  if (b3one === null || b3all === null)
+    { console.log("  b3sum not installed: no anchor (apt-get install -y b3sum)"); return; }
   row("b3sum --num-threads 1 (anchor)", gbps(bytes / b3one));
   row("b3sum, default threads", gbps(bytes / b3all), b3one / b3all, "anchor");
   row("snapshotDir, first (hash + copy + fsync each)", gbps(bytes / tFirst), b3one / tFirst, "anchor");
   row("snapshotDir, unchanged tree (hash only)", gbps(bytes / tAgain), b3one / tAgain, "anchor");
-  console.log(`  seconds: b3sum-1t ${b3one.toFixed(2)}, b3sum ${b3all.toFixed(2)}, first ${tFirst.toFixed(2)}, again ${tAgain.toFixed(2)}`);
+  console.log(
+    `  seconds: b3sum-1t ${b3one.toFixed(2)}, b3sum ${b3all.toFixed(2)}, first ${tFirst.toFixed(2)}, again ${tAgain.toFixed(2)}`,
+  );
 }
 
 export default async function runrecordBench(): Promise<void> {
