@@ -14,7 +14,8 @@ import { median, rate, row, timeRuns } from "./measure.ts";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const dir = join(process.env.SBX_SHARED ?? resolve(root, "../shared"), "corpus/devcontainer");
 const RUNS = 15;
-const REPEAT = 20;
+// Each timed run handles about this many files, so a run lasts long enough to time.
+const PER_RUN = 1500;
 
 function corpus(): { all: Uint8Array[]; declarative: Uint8Array[] } {
   const all = readdirSync(dir)
@@ -40,17 +41,17 @@ function corpus(): { all: Uint8Array[]; declarative: Uint8Array[] } {
 }
 
 // The anchor: decode and parse each file, nothing else.
-function bareParse(files: readonly Uint8Array[]): void {
+function bareParse(files: readonly Uint8Array[], repeat: number): void {
   const dec = new TextDecoder();
-  for (let r = 0; r < REPEAT; r++)
+  for (let r = 0; r < repeat; r++)
     for (const f of files) {
       const errors: ParseError[] = [];
       parseTree(dec.decode(f), errors, { allowTrailingComma: true });
     }
 }
 
-function ingestAll(files: readonly Uint8Array[]): void {
-  for (let r = 0; r < REPEAT; r++)
+function ingestAll(files: readonly Uint8Array[], repeat: number): void {
+  for (let r = 0; r < repeat; r++)
     for (const f of files) {
       try {
         ingestManifest(f);
@@ -69,14 +70,15 @@ function seconds(fn: () => void): number {
 // The anchor and the ingester are timed alternately, run by run, so a change in machine load between
 // them does not skew the ratio; each figure is the median of its runs.
 function compare(label: string, files: readonly Uint8Array[]): void {
-  const n = files.length * REPEAT;
-  bareParse(files);
-  ingestAll(files);
+  const repeat = Math.ceil(PER_RUN / files.length);
+  const n = files.length * repeat;
+  bareParse(files, repeat);
+  ingestAll(files, repeat);
   const p: number[] = [];
   const g: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    p.push(seconds(() => bareParse(files)));
-    g.push(seconds(() => ingestAll(files)));
+    p.push(seconds(() => bareParse(files, repeat)));
+    g.push(seconds(() => ingestAll(files, repeat)));
   }
   const parse = n / median(p);
   const ingest = n / median(g);
