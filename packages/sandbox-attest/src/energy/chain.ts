@@ -5,6 +5,7 @@
 import {
   chainGenesis,
   chainNext,
+  chainNextBytes,
   formatAmount,
   parseAmount,
   type Amount,
@@ -42,8 +43,9 @@ export function startEnergyChain(unitId: Digest, grantsId: Digest): EnergyChainS
 }
 
 /** advance returns the state after `r`, which must already be the chain's next receipt. */
-function advance(s: EnergyChainState, r: EnergyReceipt): EnergyChainState {
-  return { ...s, seq: s.seq + 1, head: chainNext(s.head, r), last_end_ms: r.end_ms };
+function advance(s: EnergyChainState, r: EnergyReceipt, bytes?: Uint8Array): EnergyChainState {
+  const head = bytes ? chainNextBytes(s.head, bytes) : chainNext(s.head, r);
+  return { ...s, seq: s.seq + 1, head, last_end_ms: r.end_ms };
 }
 
 /** What makeReceipt returns: the signed receipt, its payload and address, and the chain's next state. */
@@ -104,13 +106,13 @@ export interface VerifiedChain {
   readonly total_uj: Amount;
 }
 
-function checkPosition(s: EnergyChainState, r: EnergyReceipt, later: readonly EnergyReceipt[]): void {
+function checkPosition(s: EnergyChainState, r: EnergyReceipt, later: () => readonly EnergyReceipt[]): void {
   if (r.unit_id !== s.unit_id || r.grants_id !== s.grants_id)
     throw new SandboxAttestError("EnergyChainSplice", `receipt ${r.seq} belongs to another run`);
   if (r.seq < s.seq) throw new SandboxAttestError("EnergyChainReorder", `seq ${r.seq} after ${s.seq - 1}`);
   if (r.seq > s.seq) {
     // The missing receipt appearing later is a reordering; never appearing is a gap.
-    if (later.some((x) => x.seq === s.seq))
+    if (later().some((x) => x.seq === s.seq))
       throw new SandboxAttestError("EnergyChainReorder", `seq ${r.seq} before ${s.seq}`);
     throw new SandboxAttestError("EnergyChainGap", `seq ${r.seq}, want ${s.seq}`);
   }
@@ -135,8 +137,8 @@ export function verifyEnergyChain(envelopes: readonly unknown[], o: ChainOptions
     throw new RangeError("verifyEnergyChain: `from` is the state of another run");
   let total = 0n;
   receipts.forEach((r, i) => {
-    checkPosition(s, r, receipts.slice(i + 1));
-    s = advance(s, r);
+    checkPosition(s, r, () => receipts.slice(i + 1));
+    s = advance(s, r, opened[i]?.bytes);
     total += parseAmount(r.total_uj);
   });
   if (o.head !== undefined && o.head !== s.head)

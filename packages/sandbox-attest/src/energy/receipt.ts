@@ -140,6 +140,8 @@ export function signReceipt(receipt: EnergyReceipt, key: KeyPair): Envelope {
 export interface OpenedReceipt {
   readonly receipt: EnergyReceipt;
   readonly address: Digest;
+  /** The payload's bytes: canonical, so they are JCS(receipt) (§6.4 hashes them into the chain). */
+  readonly bytes: Uint8Array;
 }
 
 /**
@@ -160,5 +162,5 @@ export function openReceipt(env: unknown, opts: { readonly hosts?: readonly stri
       "ReceiptNotByHost",
       `receipt names host ${receipt.host}, signed by ${opened.signers.join(", ")}`,
     );
-  return { receipt, address: opened.address };
+  return { receipt, address: opened.address, bytes: opened.bytes };
 }
