@@ -121,7 +121,11 @@ export class SandboxAttestError extends Error {
   /** Every offending member, where a refusal names several (§14); empty otherwise. */
   readonly members: readonly MemberRefusal[];
 
-  constructor(code: SandboxAttestErrorCode, message: string, options?: { cause?: unknown; members?: readonly MemberRefusal[] }) {
+  constructor(
+    code: SandboxAttestErrorCode,
+    message: string,
+    options?: { cause?: unknown; members?: readonly MemberRefusal[] },
+  ) {
     super(`${code}: ${message}`, options);
     this.code = code;
     this.members = options?.members ?? [];
