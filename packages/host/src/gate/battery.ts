@@ -85,7 +85,9 @@ const DENY_CASES: readonly (readonly [string, string, string])[] = [
 async function denyCase(c: Ctx, id: string, desc: string, script: string): Promise<BatteryCase> {
   rmSync(join(c.ws, "m"), { force: true });
   const r = await sh(c, makePolicy("denylist", [], [c.denied]), script.replace("PY", c.python));
-  const journaled = r.decisions.some((d) => d.digest === c.denied && !d.allowed && d.rule === "denied");
+  const journaled = r.journal.events.some(
+    (e) => e.type === "exec.decision" && e.digest === c.denied && !e.allowed && e.rule === "denied",
+  );
   const ran = r.stdout.includes("DENIED-RAN") || existsSync(join(c.ws, "m"));
   const passed = !ran && journaled && !r.decisions.some((d) => d.digest === c.denied && d.allowed);
   return {

@@ -4,7 +4,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import type { Digest } from "@sbx/wire";
-import { decide, type ExecDecision, type ExecPolicy, type ExecRule } from "@sbx/sandbox-attest/execpolicy";
+import {
+  decide,
+  execDecisionEvent,
+  policyAddress,
+  type ExecDecision,
+  type ExecPolicy,
+  type ExecRule,
+} from "@sbx/sandbox-attest/execpolicy";
+import { Journal } from "@sbx/sandbox-attest/journal";
 import { HostError } from "../errors.ts";
 import { hashFile, keyString, type StatKey } from "./hash.ts";
 import { assertGateAvailable, HELPER_PATH } from "./helper.ts";
@@ -29,6 +37,8 @@ export interface GateOptions {
   readonly enforce?: boolean;
   readonly stdio?: "pipe" | "inherit";
   readonly loaders?: LoaderSet;
+  /** The §8 journal every decision is appended to (exec.decision events); a new one by default. */
+  readonly journal?: Journal;
   /** Test hook: never answer misses, so the helper's timeout must deny. */
   readonly withholdAnswers?: boolean;
 }
@@ -43,6 +53,8 @@ export interface GateResult {
   readonly stdout: string;
   readonly stderr: string;
   readonly decisions: readonly ExecDecision[];
+  /** The journal holding one exec.decision event per decision, in order (§5.5.6, §8). */
+  readonly journal: Journal;
   readonly stats: GateStats | null;
 }
 
@@ -54,6 +66,7 @@ export interface GateSession {
   /** How many mounts of the sandbox's namespace carry the fanotify mark. */
   readonly marked: number;
   readonly decisions: readonly ExecDecision[];
+  readonly journal: Journal;
   readonly done: Promise<GateResult>;
   /** Kills the sandbox (the helper then reports the exit). */
   stop(): void;
@@ -89,11 +102,17 @@ class Session {
   stats: GateStats | null = null;
   exit: { code: number | null; signal: number } | null = null;
 
+  readonly journal: Journal;
+  readonly policy: Digest;
+
   constructor(
     readonly o: GateOptions,
     readonly ctl: Writable,
     readonly loaders: LoaderSet,
-  ) {}
+  ) {
+    this.journal = o.journal ?? new Journal();
+    this.policy = policyAddress(o.policy);
+  }
 
   async answer(id: number, path: string, key: StatKey): Promise<void> {
     let allowed = false;
@@ -116,7 +135,7 @@ class Session {
     const k = this.known.get(keyString(m.key));
     const rule = m.source === "timeout" || k === undefined ? "timeout" : k.rule;
     const digest = k?.digest ?? null;
-    this.decisions.push({
+    const d: ExecDecision = {
       digest,
       path: m.path,
       route: m.route,
@@ -124,7 +143,9 @@ class Session {
       allowed: m.allowed,
       source: m.source,
       pid: m.pid,
-    });
+    };
+    this.decisions.push(d);
+    this.journal.append(execDecisionEvent(d, this.policy));
   }
 
   on(m: HelperMessage): void {
@@ -191,6 +212,7 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
       stdout: io.out(),
       stderr: io.err(),
       decisions: s.decisions,
+      journal: s.journal,
       stats: s.stats,
     };
   });
@@ -199,6 +221,7 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
     sandboxPid: r.sandboxPid,
     marked: r.marked,
     decisions: s.decisions,
+    journal: s.journal,
     done,
     stop: () => ctl.write("stop\n"),
     flush: () => ctl.write("flush\n"),

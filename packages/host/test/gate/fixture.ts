@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
-import type { ExecDecision, ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import type { ExecDecision } from "@sbx/sandbox-attest/journal";
 import { HELPER_PATH, LoaderSet, hashFile, runGated, type GateResult } from "@sbx/host/gate";
 
 /** The dynamic loader of this host's /bin/sh. */
@@ -79,9 +80,15 @@ export function runSh(
   });
 }
 
-/** refusals lists the journal's refused decisions of one digest. */
+/**
+ * refusals lists the refusals of one digest as the §8 journal holds them (exec.decision events),
+ * after checking the journal holds exactly one event per decision the gate reported.
+ */
 export function refusals(r: GateResult, d: Digest): ExecDecision[] {
-  return r.decisions.filter((x) => x.digest === d && !x.allowed);
+  const events = r.journal.events.flatMap((e) => (e.type === "exec.decision" ? [e] : []));
+  if (events.length !== r.decisions.length)
+    throw new Error(`journal has ${events.length} exec.decision events for ${r.decisions.length} decisions`);
+  return events.filter((x) => x.digest === d && !x.allowed);
 }
 
 /** pidsInNamespace lists the host pids whose pid namespace is `ns` (a /proc/PID/ns/pid link text). */
