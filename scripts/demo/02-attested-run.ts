@@ -1,7 +1,8 @@
 // Demo part 2: a real command run as a unit — metered (§6), journaled (§8), attested (§7) and linked
 // into the steward's audit chain (§7.7); the attestation verified, tampered ones refused.
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { addressOf, signPayload, testKey, type Envelope, type Json } from "@sbx/wire";
+import { addressOf, digestBytes, signPayload, testKey, type Envelope, type Json } from "@sbx/wire";
 import { ATTESTATION_PAYLOAD_TYPE, verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { firstLink, linkAfter, stewardDomain, verifyAuditChain } from "@sbx/sandbox-attest/audit";
 import { openReceipt, type EnergyComponent } from "@sbx/sandbox-attest/energy";
@@ -55,7 +56,9 @@ function showRun(ctx: DemoContext, r: RunUnitResult): void {
           ? `${e.stream} chunk ${e.chunk}: ${e.length} bytes, ${e.digest}`
           : e.type === "process.exit"
             ? `code ${String(e.code)}, signal ${String(e.signal)}`
-            : "";
+            : e.type === "file.write"
+              ? `${e.path}: ${e.size} bytes, ${e.digest}`
+              : "";
     ctx.say(`  journal[${e.seq}] ${e.type} ${what}`);
   }
   ctx.say(`journal root ${p.journal.root} (${p.journal.events} events); receipt ${r.receiptAddress}`);
@@ -66,7 +69,9 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
   ctx.title("an attested, metered, journaled run of a real command (sandbox-attest §4, §6, §7, §7.7, §8)");
   const script =
     "import hashlib,sys; h=b'x'\nfor i in range(100000): h=hashlib.sha256(h).digest()\nopen(sys.argv[1],'w').write(h.hex()); print(h.hex()[:16]); print('done', file=sys.stderr)";
-  const argv = ["python3", "-c", script, join(ctx.work, "out.txt")];
+  const dir = join(ctx.work, "02-attested-run");
+  mkdirSync(dir, { recursive: true });
+  const argv = ["python3", "-c", script, "out.txt"];
   const unit = makeUnit({ argv, manifest, level: "S0", labels: { demo: "02" } });
   const id = unitId(unit);
   ctx.say(
@@ -74,9 +79,16 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
   );
   const domain = stewardDomain(steward.did);
   const base = { hostKey: host, unitId: id, grantsId, manifest, policy, level: "S0" as const };
-  const a = await runUnit({ ...base, argv, audit: firstLink(domain) });
+  const a = await runUnit({ ...base, argv, cwd: dir, watch: dir, audit: firstLink(domain) });
   check(a.outcome.status === "exited" && a.outcome.exit_code === 0, "the command ran and exited 0");
   showRun(ctx, a);
+  const written = a.journal.events.find((e) => e.type === "file.write");
+  check(
+    written?.type === "file.write" &&
+      written.path === "out.txt" &&
+      written.digest === digestBytes(readFileSync(join(dir, "out.txt"))),
+    "the file the command wrote is journaled by its digest",
+  );
   const head = a.journal.head();
   const rec = openReceipt(a.receipt.envelope, { hosts: [host.did] }).receipt;
   check(BigInt(rec.total_uj) > 0n, "a run that computed for a while drew energy");

@@ -4,3 +4,4 @@ export type { RunUnitOptions, RunUnitResult } from "./run.ts";
 export { resolveProgram, digestFile } from "./program.ts";
 export type { Resolved } from "./program.ts";
 export { StreamRecorder, DEFAULT_CHUNK_BYTES } from "./stdio.ts";
+export { scanFiles, journalWrites, MAX_SCAN_ENTRIES } from "./files.ts";

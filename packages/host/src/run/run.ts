@@ -18,6 +18,7 @@ import type { Level } from "@sbx/sandbox-attest/unit";
 import { meterCommand, type MeterOptions, type MeteredExit } from "../meter/index.ts";
 import { digestFile, resolveProgram } from "./program.ts";
 import { StreamRecorder } from "./stdio.ts";
+import { journalWrites, scanFiles } from "./files.ts";
 
 /** What runUnit needs. */
 export interface RunUnitOptions {
@@ -46,6 +47,8 @@ export interface RunUnitOptions {
   readonly stdin?: Uint8Array;
   /** Kill the child with SIGKILL after this many ms. */
   readonly timeoutMs?: number;
+  /** A directory whose new and changed files are journaled as `file.write` (e.g. the workspace). */
+  readonly watch?: string;
   /** Aborting kills the child's process group with SIGKILL (e.g. on the caller's SIGINT). */
   readonly abort?: AbortSignal;
   /** Journal chunk size for stdio (default 64 KiB). */
@@ -74,7 +77,7 @@ export interface RunUnitResult {
 /**
  * runUnit runs `argv` as a child process and returns its attested record (§7, §6, §8): the journal
  * holds the process start (argv, pid, digest of the resolved binary), stdout/stderr (and stdin) in
- * fixed-size chunks by digest, and the exit; the meter's reading becomes the run's next signed
+ * fixed-size chunks by digest, the files written under `watch` by digest, and the exit; the meter's reading becomes the run's next signed
  * energy receipt; the attestation binds both with the ids, addresses and outcome. A program that
  * cannot be executed is an outcome (`spawn_failed`), not an error, with an empty journal and a
  * zero receipt. Misuse (empty argv) is a RangeError.
@@ -115,6 +118,7 @@ async function execute(
   env: NodeJS.ProcessEnv,
   binary: Digest,
 ): Promise<Executed> {
+  const before = o.watch === undefined ? null : scanFiles(o.watch);
   const spawnOpts: SpawnOptions = {
     cwd,
     env,
@@ -145,6 +149,7 @@ async function execute(
   }
   const stdout = streams.stdout.finish();
   const stderr = streams.stderr.finish();
+  if (o.watch !== undefined && before !== null) journalWrites(journal, o.watch, before);
   journal.append({ type: "process.exit", pid, code: exit.code, signal: exit.signal });
   return { reading: exit.reading, outcome: outcomeOf(exit), stdout, stderr };
 }

@@ -86,6 +86,25 @@ test("output is journaled in fixed-size chunks whatever the pipe delivered", asy
   });
 });
 
+test("files written under the watched directory are journaled by digest, unchanged ones are not", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-watch-"));
+  writeFileSync(join(dir, "kept.txt"), "same");
+  writeFileSync(join(dir, "edited.txt"), "before");
+  const r = await run(["sh", "-c", "mkdir -p sub && printf new > sub/new.txt && printf after > edited.txt"], {
+    cwd: dir,
+    watch: dir,
+  });
+  const writes = r.journal.events.filter((e) => e.type === "file.write");
+  assert.deepEqual(
+    writes.map((w) => [w.path, w.digest, w.size]),
+    [
+      ["edited.txt", digestBytes(Buffer.from("after")), "5"],
+      ["sub/new.txt", digestBytes(Buffer.from("new")), "3"],
+    ],
+  );
+  assert.equal(r.journal.events[r.journal.size - 1]?.type, "process.exit");
+});
+
 test("stdin is fed to the child and journaled", async () => {
   const r = await run(["cat"], { stdin: Buffer.from("from stdin\n") });
   assert.equal(r.stdout.toString(), "from stdin\n");

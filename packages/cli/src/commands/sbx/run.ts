@@ -93,7 +93,7 @@ export const command: Command = {
   name: "run",
   summary: "run a command as a unit: metered, journaled, attested; print energy, journal root, attestation",
   help: `usage: sbx run [--key FILE] [--manifest ADDR] [--policy ADDR] [--grants ADDR] [--level S0…S7]
-               [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
+               [--watch DIR] [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
   Runs CMD as a child process and records it as one active interval of a unit (§4): the journal
   holds the process start (argv, digest of the binary), stdout/stderr by digest and the exit (§8);
   the meter's reading is a signed energy receipt (§6); the attestation (§7) binds them. Prints the
@@ -104,6 +104,7 @@ export const command: Command = {
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
   --level L        executor level stated (§9); default S0: sbx run does not itself sandbox
+  --watch DIR      journal the files CMD creates or changes under DIR (by digest)
   --timeout-ms N   kill the command with SIGKILL after N ms
   --out DIR        write unit.json, attestation.json, receipt.json, journal.json, stdout, stderr
   --json           print the record as JSON
@@ -116,6 +117,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       grants: { type: "string" },
       level: { type: "string" },
       "timeout-ms": { type: "string" },
+      watch: { type: "string" },
       out: { type: "string" },
       json: { type: "boolean" },
     });
@@ -144,6 +146,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       level,
       ...(timeoutMs ? { timeoutMs } : {}),
       abort: abort.signal,
+      ...(values.watch ? { watch: values.watch } : {}),
     });
     process.off("SIGINT", stop).off("SIGTERM", stop);
     if (r.stdout.length) process.stdout.write(r.stdout);
