@@ -14,7 +14,7 @@ export interface CgroupMounts {
 }
 
 /**
- * parseMountinfo finds the cgroup2 and v1 cpuacct mount points in the text of /proc/self/mountinfo
+ * parseMountinfo (§6.3) finds the cgroup2 and v1 cpuacct mount points in the text of /proc/self/mountinfo
  * (proc(5): field 5 is the mount point; after " - " come the type and the super options).
  */
 export function parseMountinfo(text: string): CgroupMounts {
@@ -33,7 +33,7 @@ export function parseMountinfo(text: string): CgroupMounts {
   return { v2, cpuacct };
 }
 
-/** cgroupMounts reads this host's cgroup mounts from /proc/self/mountinfo. */
+/** cgroupMounts (§6.3) reads this host's cgroup mounts from /proc/self/mountinfo. */
 export function cgroupMounts(): CgroupMounts {
   return parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8"));
 }
@@ -46,26 +46,26 @@ function readStat(path: string): string {
   }
 }
 
-/** parseCpuStat reads usage_usec from the text of a v2 cpu.stat. Refuses a file without it (`BadCgroupStat`). */
+/** parseCpuStat (§6.3) reads usage_usec from the text of a v2 cpu.stat. Refuses a file without it (`BadCgroupStat`). */
 export function parseCpuStat(text: string): bigint {
   const m = /^usage_usec (\d{1,20})$/m.exec(text);
   if (m?.[1] === undefined) throw new HostError("BadCgroupStat", "cpu.stat has no usage_usec line");
   return BigInt(m[1]);
 }
 
-/** readCpuStatV2 returns a v2 cgroup's CPU time in µs (cpu.stat usage_usec). Refuses as parseCpuStat does. */
+/** readCpuStatV2 (§6.3) returns a v2 cgroup's CPU time in µs (cpu.stat usage_usec). Refuses as parseCpuStat does. */
 export function readCpuStatV2(dir: string): bigint {
   return parseCpuStat(readStat(join(dir, "cpu.stat")));
 }
 
-/** readCpuacctV1 returns a v1 cpuacct cgroup's CPU time in µs (cpuacct.usage is in ns). Refuses a malformed file (`BadCgroupStat`). */
+/** readCpuacctV1 (§6.3) returns a v1 cpuacct cgroup's CPU time in µs (cpuacct.usage is in ns). Refuses a malformed file (`BadCgroupStat`). */
 export function readCpuacctV1(dir: string): bigint {
   const t = readStat(join(dir, "cpuacct.usage")).trim();
   if (!/^\d{1,20}$/.test(t)) throw new HostError("BadCgroupStat", `cpuacct.usage holds ${JSON.stringify(t)}`);
   return BigInt(t) / 1000n;
 }
 
-/** The version of the cgroup at `dir`, told by the accounting file it holds. */
+/** cgroupVersion (§6.3): the version of the cgroup at `dir`, told by its accounting file; `CgroupUnavailable` when it has none. */
 export function cgroupVersion(dir: string): 1 | 2 {
   if (existsSync(join(dir, "cpu.stat")) && !existsSync(join(dir, "cpuacct.usage"))) return 2;
   if (existsSync(join(dir, "cpuacct.usage"))) return 1;
@@ -77,7 +77,7 @@ export function readCgroupCpuUs(dir: string): bigint {
   return cgroupVersion(dir) === 2 ? readCpuStatV2(dir) : readCpuacctV1(dir);
 }
 
-/** cgroupPids lists the processes in the cgroup at `dir` (cgroup.procs). */
+/** cgroupPids (§6.3) lists the processes in the cgroup at `dir` (cgroup.procs). */
 export function cgroupPids(dir: string): number[] {
   return readStat(join(dir, "cgroup.procs"))
     .split("\n")
@@ -116,18 +116,18 @@ export function createUnitCgroup(name: string, mounts: CgroupMounts = cgroupMoun
   throw new HostError("CgroupUnavailable", `cannot create cgroup ${name}`, { cause: errors });
 }
 
-/** addToCgroup moves process `pid` (and its future children) into the cgroup at `dir`. */
+/** addToCgroup (§6.3) moves process `pid` (and its future children) into the cgroup at `dir`. */
 export function addToCgroup(dir: string, pid: number): void {
   writeFileSync(join(dir, "cgroup.procs"), `${pid}\n`);
 }
 
-/** removeCgroup removes an empty cgroup; a cgroup that still holds processes is refused by the kernel (EBUSY). */
+/** removeCgroup (§6.3) removes an empty cgroup; a cgroup that still holds processes is refused by the kernel (EBUSY). */
 export function removeCgroup(dir: string): void {
   rmdirSync(dir);
 }
 
 /**
- * cgroupWrap returns an argv that joins the cgroup at `dir` before exec'ing `argv`, so the command
+ * cgroupWrap (§6.3) returns an argv that joins the cgroup at `dir` before exec'ing `argv`, so the command
  * and everything it forks are accounted from their first instruction.
  */
 export function cgroupWrap(dir: string, argv: readonly string[]): string[] {

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
 
-/** The default /proc root; tests may pass another. */
+/** The default /proc root (§6.3); tests may pass another. */
 export const PROC_ROOT = "/proc";
 
 /** What /proc/<pid>/stat says about a process, times in clock ticks, rss in pages. */
@@ -23,7 +23,7 @@ export interface ProcStat {
 
 let sysconf: { hz: number; page: number } | null = null;
 
-/** systemConstants returns USER_HZ and the page size (getconf; 100 and 4096 where getconf is missing). */
+/** systemConstants (§6.3) returns USER_HZ and the page size (getconf; 100 and 4096 where getconf is missing). */
 export function systemConstants(): { hz: number; page: number } {
   if (sysconf !== null) return sysconf;
   const get = (name: string, dflt: number): number => {
@@ -46,7 +46,7 @@ function tick(field: string | undefined, what: string): bigint {
 }
 
 /**
- * parseProcStat parses the text of /proc/<pid>/stat. The command name is in parentheses and may
+ * parseProcStat (§6.3) parses the text of /proc/<pid>/stat. The command name is in parentheses and may
  * itself hold spaces and parentheses, so fields are split after the last ")". Refuses any other
  * form (`BadProcStat`).
  */
@@ -83,17 +83,17 @@ export function readProcStat(pid: number, root: string = PROC_ROOT): ProcStat {
   return parseProcStat(text);
 }
 
-/** ticksToUs converts clock ticks to microseconds at USER_HZ `hz`. */
+/** ticksToUs (§6.3) converts clock ticks to microseconds at USER_HZ `hz`. */
 export function ticksToUs(ticks: bigint, hz: number): bigint {
   return (ticks * 1_000_000n) / BigInt(hz);
 }
 
-/** procCpuUs is a process's CPU time in µs: its own plus that of the children it has reaped. */
+/** procCpuUs (§6.3) is a process's CPU time in µs: its own plus that of the children it has reaped. */
 export function procCpuUs(s: ProcStat, hz: number = systemConstants().hz): bigint {
   return ticksToUs(s.utime + s.stime + s.cutime + s.cstime, hz);
 }
 
-/** procRssBytes is a process's resident set in bytes. */
+/** procRssBytes (§6.3) is a process's resident set in bytes. */
 export function procRssBytes(s: ProcStat, page: number = systemConstants().page): bigint {
   return s.rss_pages * BigInt(page);
 }

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
 
-/** The default powercap root. Tests lay out a fake tree and pass its directory instead. */
+/** The default powercap root (§6.3). Tests lay out a fake tree and pass its directory instead. */
 export const POWERCAP_ROOT = "/sys/class/powercap";
 
 /** One RAPL zone read at one instant. */
@@ -65,12 +65,12 @@ export function raplDelta(start: bigint, end: bigint, range: bigint): bigint {
   return end >= start ? end - start : range - start + end;
 }
 
-/** isPackageZone: a top-level zone named package-N (psys is left out: it would count the package twice). */
+/** isPackageZone (§6.3): a top-level zone named package-N (psys is left out: it would count the package twice). */
 export function isPackageZone(z: RaplZone): boolean {
   return /^intel-rapl:\d+$/.test(z.id) && z.name.startsWith("package");
 }
 
-/** isDramZone: a zone named dram (a package's subzone, or a top-level zone on some servers). */
+/** isDramZone (§6.3): a zone named dram (a package's subzone, or a top-level zone on some servers). */
 export function isDramZone(z: RaplZone): boolean {
   return z.name === "dram";
 }
