@@ -14,7 +14,7 @@ export const command: Command = {
   dynamic loader. Deny is absolute. FILE is a signed policy (verified; with --steward, signed by
   that steward) or an unsigned one. The command's output is printed when it ends.
   --workspace DIR   the sandbox's working directory, made a dedicated mount (default: current)
-  --journal FILE    write every exec decision (digest, path, route, rule, allowed) as JSON
+  --journal FILE    write the §8 journal (its head and one exec.decision event per decision) as JSON
   --timeout-ms N    how long a decision may take before it is DENY (default 5000)
   --json            print the summary as JSON (on stderr)
 exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec was refused,
@@ -49,7 +49,7 @@ exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec wa
     if (values.journal)
       writeFileSync(
         values.journal,
-        JSON.stringify({ policy: address, decisions: r.decisions }, null, 2) + "\n",
+        JSON.stringify({ policy: address, head: r.journal.head(), events: r.journal.events }, null, 2) + "\n",
       );
     const sum = {
       policy: address,
