@@ -13,7 +13,24 @@ export interface IdleProcess {
   cpu_us: string;
 }
 
-/** startIdle starts `sleep infinity` in `cwd`, detached, and stops it once it runs; resolves its pid. */
+/** procState reads a process's state letter (R, S, T, Z…), or null when it is gone. */
+function procState(pid: number): string | null {
+  try {
+    return /\) (\S) /.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** waitSleeping waits (up to 2 s) until the process has finished starting and sleeps. */
+async function waitSleeping(pid: number): Promise<void> {
+  for (let i = 0; i < 400 && procState(pid) !== "S"; i++) await new Promise((r) => setTimeout(r, 5));
+}
+
+/**
+ * startIdle starts `sleep infinity` in `cwd`, detached; once it has finished starting (loader and
+ * libc mapped, asleep) it is stopped with SIGSTOP, holding its memory without running. Resolves its pid.
+ */
 export async function startIdle(cwd: string): Promise<number> {
   const child = spawn("sleep", ["infinity"], { cwd, detached: true, stdio: "ignore" });
   const pid = await new Promise<number>((resolve, reject) => {
@@ -21,6 +38,7 @@ export async function startIdle(cwd: string): Promise<number> {
     child.once("error", reject);
   });
   child.unref();
+  await waitSleeping(pid);
   process.kill(pid, "SIGSTOP");
   return pid;
 }

@@ -50,6 +50,12 @@ test("pooled items are real, accrue energy, and a claim prices the run's first r
   const c = claimPoolItem(dir, { unit, grants, key });
   assert.equal(c.claim.item, "item-0000");
   assert.ok(BigInt(c.claim.residency_uj) > 0n, "the claim carries residency");
+  assert.ok(
+    c.components.some(
+      (x) => x.provenance === "estimated" && x.model.name === "ccf.memory/1" && BigInt(x.uj) > 0n,
+    ),
+    "the stopped idle process's resident memory is charged",
+  );
   const run = await runClaimed(c, ["sh", "-c", "wc -c < input.txt"], key);
   assert.equal(run.stdout.trim(), "100000", "the run sees the claimed workspace");
   const charged = run.receipt.components.filter((x) => x.domain === "warmpool");
