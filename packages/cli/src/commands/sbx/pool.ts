@@ -117,12 +117,19 @@ ${EXITS}`,
   },
 };
 
+/** What running the first interval in a claimed workspace produced. */
+interface Ran {
+  readonly exit_code: number | null;
+  readonly receipt: JsonObject;
+  readonly total_uj: string;
+}
+
 async function runInClaim(
   io: Io,
   c: ReturnType<typeof claimPoolItem>,
   argv: string[],
   key: ReturnType<typeof readKey>,
-): Promise<JsonObject> {
+): Promise<Ran> {
   const r = await runClaimed(c, argv, key);
   io.err(r.stdout.trimEnd());
   return { exit_code: r.code, receipt: r.envelope as unknown as JsonObject, total_uj: r.receipt.total_uj };
