@@ -1,6 +1,16 @@
 // §13.1 The run record: an append-only hash chain of segments bound at genesis to one unit and one
 // grant set. head₀ = BLAKE3("sandbox.runrecord/1" ‖ unit_id ‖ grants_id), headₙ = BLAKE3(headₙ₋₁ ‖ JCS(segmentₙ)).
-import { canonicalBytes, chainGenesis, chainNextBytes, isDigest, type Digest } from "@sbx/wire";
+import {
+  blake3,
+  canonicalBytes,
+  chainGenesis,
+  chainNextBytes,
+  concatBytes,
+  formatDigest,
+  isDigest,
+  parseDigest,
+  type Digest,
+} from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { applySegment, GENESIS_STATE, type Phase, type PhaseState } from "./phase.ts";
 import { parseSegment, type Segment, type SnapshotRef } from "./segment.ts";
@@ -31,12 +41,15 @@ export class RunRecord {
   readonly #segments: Segment[] = [];
   readonly #heads: Digest[];
   #state: PhaseState = GENESIS_STATE;
+  /** The current head's raw bytes, kept so an append does not re-parse the hex form. */
+  #raw: Uint8Array;
 
   private constructor(unitId: Digest, grantsId: Digest) {
     this.unitId = unitId;
     this.grantsId = grantsId;
     this.genesis = runGenesis(unitId, grantsId);
     this.#heads = [this.genesis];
+    this.#raw = parseDigest(this.genesis);
   }
 
   /** RunRecord.create starts a new run of `unitId` under `grantsId` (head₀ only). */
@@ -96,10 +109,15 @@ export class RunRecord {
     applySegment(this.#state, seg);
   }
 
-  /** append adds a segment after the §13.3 checks and returns the new head. */
-  append(seg: Segment): Digest {
+  /**
+   * append adds a segment after the §13.3 checks and returns the new head. `canonical`, when given,
+   * MUST be the segment's JCS bytes (a reader that already holds them saves re-encoding).
+   */
+  append(seg: Segment, canonical?: Uint8Array): Digest {
     const next = applySegment(this.#state, seg);
-    const head = segmentHead(this.head, seg);
+    const raw = blake3(concatBytes(this.#raw, canonical ?? canonicalBytes(seg)));
+    const head = formatDigest(raw);
+    this.#raw = raw;
     this.#state = next;
     this.#segments.push(seg);
     this.#heads.push(head);

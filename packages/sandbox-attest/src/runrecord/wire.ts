@@ -2,7 +2,16 @@
 // line feed. Line 1 is the header binding the ids and head₀; line n+1 carries segment n and headₙ.
 // Every byte is either checked structure or covered by a head that is recomputed and compared, so a
 // single changed byte anywhere is refused; a tail without its line feed is a torn append.
-import { canonicalBytes, concatBytes, isDigest, parseCanonical, type Digest, type Json } from "@sbx/wire";
+import {
+  canonicalBytes,
+  canonicalize,
+  concatBytes,
+  isDigest,
+  parseStrict,
+  utf8,
+  type Digest,
+  type Json,
+} from "@sbx/wire";
 import { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
 import { RUNRECORD_TAG, RunRecord, runGenesis } from "./record.ts";
 import { parseSegment, type Segment } from "./segment.ts";
@@ -64,16 +73,34 @@ function badLine(line: number, msg: string): never {
   throw new SandboxAttestError("BadRecord", `line ${line}: ${msg}`);
 }
 
-function parseLine(bytes: Uint8Array, line: number): Record<string, Json> {
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A parsed line and its text; the caller checks that the text is the canonical form. */
+interface Line {
+  readonly value: Record<string, Json>;
+  readonly text: string;
+}
+
+function parseLine(bytes: Uint8Array, line: number): Line {
   if (bytes.length > RECORD_LINE_MAX) badLine(line, `longer than ${RECORD_LINE_MAX} bytes`);
+  let text: string;
   let v: Json;
   try {
-    v = parseCanonical(bytes, { maxBytes: RECORD_LINE_MAX });
+    text = strictUtf8.decode(bytes);
+    v = parseStrict(text, { maxBytes: RECORD_LINE_MAX });
   } catch (e) {
-    return badLine(line, `not one canonical JSON object (${(e as { code?: string }).code ?? "InvalidJson"})`);
+    return badLine(line, `not one JSON object (${(e as { code?: string }).code ?? "InvalidUtf8"})`);
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) badLine(line, "not a JSON object");
-  return v;
+  return { value: v, text };
+}
+
+function canonicalText(v: Json, line: number): string {
+  try {
+    return canonicalize(v);
+  } catch (e) {
+    return badLine(line, `not canonical JSON (${(e as { code?: string }).code ?? "?"})`);
+  }
 }
 
 function parseHeader(o: Record<string, Json>, opts: DecodeOptions): RecordHeader {
@@ -92,13 +119,18 @@ function parseHeader(o: Record<string, Json>, opts: DecodeOptions): RecordHeader
   return { format: RUNRECORD_TAG, unit_id: o.unit_id, grants_id: o.grants_id, head: o.head };
 }
 
-function appendLine(r: RunRecord, o: Record<string, Json>, n: number): void {
+function appendLine(r: RunRecord, l: Line, n: number): void {
   const line = n + 1;
+  const o = l.value;
   if (Object.keys(o).sort().join(",") !== "head,n,segment" || o.n !== n || !isDigest(o.head))
     badLine(line, `not segment line n=${n}`);
+  // The line is canonical exactly when it equals the wrapper rebuilt around the segment's JCS text,
+  // which is also the hash input: one canonicalisation serves both checks.
+  const segText = canonicalText(o.segment ?? null, line);
+  if (l.text !== `{"head":"${o.head}","n":${n},"segment":${segText}}`) badLine(line, "not in canonical form");
   let head: Digest;
   try {
-    head = r.append(parseSegment(o.segment));
+    head = r.append(parseSegment(o.segment), utf8(segText));
   } catch (e) {
     if (isSandboxAttestError(e))
       throw new SandboxAttestError(e.code, `line ${line}: ${e.message.replace(/^\w+: /, "")}`, { cause: e });
@@ -121,11 +153,12 @@ export function decodeRecord(bytes: Uint8Array, opts: DecodeOptions = {}): Decod
   while (start < bytes.length) {
     const nl = bytes.indexOf(LF, start);
     if (nl < 0) break;
-    const o = parseLine(bytes.subarray(start, nl), lineEnds.length + 1);
+    const l = parseLine(bytes.subarray(start, nl), lineEnds.length + 1);
     if (record === null) {
-      const h = parseHeader(o, opts);
+      if (canonicalText(l.value, 1) !== l.text) badLine(1, "not in canonical form");
+      const h = parseHeader(l.value, opts);
       record = RunRecord.create(h.unit_id, h.grants_id);
-    } else appendLine(record, o, lineEnds.length);
+    } else appendLine(record, l, lineEnds.length);
     lineEnds.push(nl + 1);
     start = nl + 1;
   }
