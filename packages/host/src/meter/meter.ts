@@ -175,11 +175,21 @@ export function startMeter(target: MeterTarget, o: MeterOptions = {}): Meter {
     }
     rapl?.poll();
   };
-  const timer = (o.sampleMs ?? 100) > 0 ? setInterval(poll, o.sampleMs ?? 100) : null;
+  // A background poll must never throw into the event loop: its failure is kept for the next reading.
+  let failed: Error | null = null;
+  const background = (): void => {
+    try {
+      poll();
+    } catch (e) {
+      failed ??= e instanceof Error ? e : new Error(String(e));
+    }
+  };
+  const timer = (o.sampleMs ?? 100) > 0 ? setInterval(background, o.sampleMs ?? 100) : null;
   timer?.unref();
 
   const close = (): MeterReading => {
     if (stopped) throw new HostError("MeterStopped", "the meter was stopped");
+    if (failed !== null) throw failed;
     poll();
     const mach = r.machine();
     const unitUs = iv.cpuLast - iv.cpu0;

@@ -2,7 +2,8 @@
 // absent), real child processes metered by pid and by cgroup, and readings made into a verified chain.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import {
   assertComponent,
@@ -137,4 +138,12 @@ test("a command in its own cgroup on a shared RAPL machine: attributed by cgroup
   assert.match(cpu.ratio.basis, /^cpu_us cgroup(2:cpu\.stat|1:cpuacct\.usage) \/ /);
   const [n, d] = [BigInt(cpu.ratio.numerator), BigInt(cpu.ratio.denominator)];
   assert.ok(n > 0n && n <= d, `share ${n}/${d}`);
+});
+
+test("a source that breaks during background sampling is reported by the next reading, not thrown into the event loop", async () => {
+  const root = fakePowercap();
+  const m = startMeter({ pid: process.pid }, { powercapRoot: root, sampleMs: 10 });
+  writeFileSync(join(root, "intel-rapl:0", "energy_uj"), "garbage\n");
+  await sleep(60);
+  assert.throws(() => m.stop(), hasCode("BadPowercap"));
 });
