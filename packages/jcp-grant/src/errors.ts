@@ -2,7 +2,7 @@
 import type { WireErrorCode } from "@sbx/wire";
 
 /**
- * Codes a JCP refusal carries (jcp §4.1–§4.5). Wire-layer refusals met while opening a signed
+ * Codes a JCP refusal carries (jcp §4.1–§4.7). Wire-layer refusals met while opening a signed
  * object keep their wire code (sandbox-attest §2.9), e.g. `BadSignature`, `NotCanonical`.
  */
 export type JcpErrorCode =
@@ -33,7 +33,28 @@ export type JcpErrorCode =
   | "BrokenRevocationList"
   | "NotAuthorized"
   // §4.1 grant sets
-  | "BadGrantSet";
+  | "BadGrantSet"
+  // §4.6 standing grants
+  | "BadPolicy"
+  | "PolicyNotByIssuer"
+  | "BadEvent"
+  | "TriggerMismatch"
+  | "EventReplayed"
+  | "TemplateExceeded"
+  | "MintCapExceeded"
+  | "MintBudgetExceeded"
+  | "RateExceeded"
+  | "BadMintEntry"
+  | "BrokenMintLedger"
+  // §4.7 checkpoints and amendments
+  | "BadCheckpoint"
+  | "BadAmendment"
+  | "NotAmendable"
+  | "SeparationOfDuties"
+  | "AmendmentWidens"
+  | "BudgetBelowSpent"
+  | "UnacknowledgedAmendment"
+  | "BrokenCheckpointLog";
 
 /** The package's one error class: a stable `code`, a message, and an optional cause. */
 export class JcpError extends Error {
