@@ -25,6 +25,7 @@
 #include <sys/fanotify.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -145,6 +146,7 @@ static const int dropped_caps[] = {21 /*SYS_ADMIN*/, 16 /*SYS_MODULE*/, 17 /*SYS
 // the capabilities that could remount, unshare or trace its way out, then runs the command.
 static void sandbox_init(int lifeline, char **argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(71);
+  setpriority(PRIO_PROCESS, 0, G.nice);
   struct pollfd p = {lifeline, POLLIN, 0};
   if (poll(&p, 1, 0) != 0) _exit(71); // the helper is already gone
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
@@ -248,6 +250,9 @@ int main(int argc, char **argv) {
   close(hb[0]);
   G.hb = hb[1];
   G.warden = w;
+  // Processes wait in the kernel while this helper decides: it must not queue behind the load.
+  G.nice = getpriority(PRIO_PROCESS, 0);
+  if (setpriority(PRIO_PROCESS, 0, -10) != 0) dprintf(2, "execgate: setpriority: %s\n", strerror(errno));
   setup_namespace();
   start_sandbox(argv + cmd);
   return gate_loop(&G);

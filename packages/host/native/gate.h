@@ -19,7 +19,7 @@ struct verdict {
 struct gate {
   int fan, proc, hb, lifeline, sfd;
   pid_t self, node_pid, warden, spid;
-  int timeout_ms, stall_ms, enforce, use_cache, marked;
+  int timeout_ms, stall_ms, enforce, use_cache, marked, nice;
   const char *workspace, *cwd;
 };
 

@@ -43,6 +43,7 @@ static struct pend pends[MAXPEND];
 static struct req reqs[MAXREQ];
 static int next_id = 1;
 static uint64_t hits, misses, denies, timeouts;
+static int npend;
 static char *out;
 static size_t out_len, out_cap;
 
@@ -87,6 +88,7 @@ static void respond(struct pend *p, int allow) {
   if (write(g->fan, &r, sizeof r) != (ssize_t)sizeof r) dprintf(2, "execgate: respond: %s\n", strerror(errno));
   close(p->fd);
   p->used = 0;
+  npend--;
 }
 
 static void journal(struct pend *p, int allow, char src) {
@@ -158,9 +160,15 @@ static struct pend *new_pend(void) {
     if (!pends[i].used) {
       memset(&pends[i], 0, sizeof pends[i]);
       pends[i].used = 1;
+      npend++;
       return &pends[i];
     }
   return NULL;
+}
+
+static int is_elf(int fd) {
+  unsigned char h[4];
+  return pread(fd, h, 4, 0) == 4 && memcmp(h, "\177ELF", 4) == 0;
 }
 
 static void on_event(const struct fanotify_event_metadata *m) {
@@ -185,7 +193,13 @@ static void on_event(const struct fanotify_event_metadata *m) {
   key_of(&st, &p->fk);
   p->exec = (m->mask & FAN_OPEN_EXEC_PERM) != 0;
   if (p->exec) p->route = exec_route(m->pid, &st, m->fd);
-  else {
+  else if (!is_elf(m->fd)) {
+    // Only ELF files can be mapped by a loader: allow, and with the cache on, tell the kernel to
+    // stop asking about this inode's opens (the ignore mask is cleared when the file is modified;
+    // it never covers FAN_OPEN_EXEC_PERM).
+    if (g->use_cache) fanotify_mark(g->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, FAN_OPEN_PERM, m->fd, NULL);
+    return finish(p, 1, 0, 'c');
+  } else {
     char exe[32];
     struct stat es;
     snprintf(exe, sizeof exe, "%d/exe", (int)m->pid);
@@ -264,7 +278,7 @@ static void read_ctl(void) {
 
 static int expire(void) {
   int64_t now = now_ms(), next = now + g->stall_ms / 4;
-  for (int i = 0; i < MAXPEND; i++) {
+  for (int i = 0; i < MAXPEND && npend > 0; i++) {
     struct pend *p = &pends[i];
     if (!p->used) continue;
     if (p->deadline <= now) {

@@ -32,9 +32,11 @@ static int elf_interp(int fd, const unsigned char *h, ssize_t n, char *out, size
   unsigned phentsize = (unsigned)(wide ? rd(h + 54, 2) : rd(h + 42, 2));
   unsigned phnum = (unsigned)(wide ? rd(h + 56, 2) : rd(h + 44, 2));
   if (phentsize < (wide ? 56u : 32u) || phnum > 256) return 0;
-  for (unsigned i = 0; i < phnum; i++) {
-    unsigned char ph[64];
-    if (pread(fd, ph, phentsize > 64 ? 64 : phentsize, (off_t)(phoff + (uint64_t)i * phentsize)) < (wide ? 56 : 32)) return 0;
+  static unsigned char table[256 * 64];
+  if (phentsize > 64) return 0;
+  ssize_t got = pread(fd, table, (size_t)phentsize * phnum, (off_t)phoff);
+  for (unsigned i = 0; i < phnum && (ssize_t)((i + 1) * phentsize) <= got; i++) {
+    const unsigned char *ph = table + (size_t)i * phentsize;
     if (rd(ph, 4) != 3) continue;
     uint64_t off = wide ? rd(ph + 8, 8) : rd(ph + 4, 4);
     uint64_t len = wide ? rd(ph + 32, 8) : rd(ph + 16, 4);
