@@ -29,7 +29,7 @@ export type { Scope } from "./grant/scope.ts";
 export { budgetWithin, usageWithin, addUsage, remainingOf, ZERO_USAGE } from "./grant/budget.ts";
 export type { Budget, Usage, Remaining } from "./grant/budget.ts";
 export { checkGrantPayload, resolveGrant } from "./grant/grant.ts";
-export type { GrantPayload, EffectiveGrant, ScopeFields, BudgetFields } from "./grant/grant.ts";
+export type { GrantPayload, EffectiveGrant, ScopeFields, BudgetFields, MintCitation } from "./grant/grant.ts";
 export { assertNarrows, assertChildOf, isInside } from "./grant/contain.ts";
 export type { DepthRule } from "./grant/contain.ts";
 export { openGrant, GrantCache } from "./grant/open.ts";

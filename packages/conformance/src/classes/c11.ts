@@ -1,6 +1,15 @@
 // C11: grant format and signatures (jcp §4.1). grant.open on valid grants and on grants broken one
 // member at a time (each properly signed, so only the form is wrong), plus signature breaks.
-import { pae, signBytes, toBase64, utf8, type Envelope, type Json, type JsonObject } from "@sbx/wire";
+import {
+  addressOf,
+  pae,
+  signBytes,
+  toBase64,
+  utf8,
+  type Envelope,
+  type Json,
+  type JsonObject,
+} from "@sbx/wire";
 import { GRANT_PAYLOAD_TYPE, openGrant } from "@sbx/jcp-grant/grant";
 import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
 import type { ConformanceClass, Vector } from "../types.ts";
@@ -192,6 +201,8 @@ function signedRaw(text: string): Envelope {
 function childFormVectors(): Vector[] {
   const [r] = standardChain();
   const p = childPayload(r!, ALICE, BOB, "child-min");
+  const cite = { policy: addressOf({ policy: "example" }), event: addressOf({ event: "example" }) };
+  const minted = { ...childPayload(r!, ALICE, BOB, "child-minted"), mint: cite };
   return [
     okCase(
       C,
@@ -200,6 +211,30 @@ function childFormVectors(): Vector[] {
       "grant.open",
       open(sign(p, ALICE) as unknown as Json),
       { address: addr(sign(p, ALICE)), payload: p },
+    ),
+    okCase(
+      C,
+      "c11-child-minted",
+      "a minted child cites its mint policy and event (§4.6)",
+      "grant.open",
+      open(sign(minted, ALICE) as unknown as Json),
+      { address: addr(sign(minted, ALICE)), payload: minted },
+    ),
+    errCase(
+      C,
+      "c11-root-minted",
+      "a root cannot be minted",
+      "grant.open",
+      open(sign(rootPayload({ mint: cite }), ROOT) as unknown as Json),
+      "BadGrant",
+    ),
+    errCase(
+      C,
+      "c11-mint-malformed",
+      "mint without its event",
+      "grant.open",
+      open(sign({ ...p, mint: { policy: cite.policy } }, ALICE) as unknown as Json),
+      "BadGrant",
     ),
     errCase(
       C,

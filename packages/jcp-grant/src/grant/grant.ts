@@ -30,6 +30,14 @@ export interface GrantPayload {
   readonly exp_ms: number;
   readonly depth?: number;
   readonly nonce: string;
+  /** Only in a child minted under a standing grant (§4.6): the mint policy and the event it cites. */
+  readonly mint?: MintCitation;
+}
+
+/** What a minted child cites (§4.1 checks the form; §4.6 gives the meaning). */
+export interface MintCitation {
+  readonly policy: Digest;
+  readonly event: Digest;
 }
 
 /** A grant with every field resolved (§4.1): what containment, spend and time checks read. */
@@ -55,6 +63,7 @@ const GRANT_KEYS = new Set([
   "exp_ms",
   "depth",
   "nonce",
+  "mint",
 ]);
 const NONCE_RE = /^[0-9a-f]{32}$/;
 
@@ -100,7 +109,8 @@ function checkBudget(v: unknown): void {
  * Refuses (`BadGrant`) unknown or missing members, principals that are not Ed25519 did:keys, a
  * parent that is neither null nor a digest, bad counts or amounts, depth above 15, an empty
  * window (nbf_ms ≥ exp_ms), a nonce other than 32 lowercase hex, a root (parent null) that does
- * not state scope.resources, scope.actions, budget.uj and depth; `BadPattern` for a bad pattern.
+ * not state scope.resources, scope.actions, budget.uj and depth, a `mint` member on a root or not of
+ * the form {policy, event} with both digests; `BadPattern` for a bad pattern.
  */
 export function checkGrantPayload(v: unknown): GrantPayload {
   if (!isObject(v)) throw bad("grant payload must be an object");
@@ -116,8 +126,20 @@ export function checkGrantPayload(v: unknown): GrantPayload {
   if (v.depth !== undefined) count(v.depth, "depth", MAX_DEPTH);
   if (typeof v.nonce !== "string" || !NONCE_RE.test(v.nonce))
     throw bad("nonce must be 32 lowercase hex digits");
+  if (v.mint !== undefined) checkMint(v.mint, v.parent);
   if (v.parent === null) checkRootComplete(v as unknown as GrantPayload);
   return v as unknown as GrantPayload;
+}
+
+function checkMint(m: unknown, parent: unknown): void {
+  if (parent === null) throw bad("a root is not minted");
+  if (
+    !isObject(m) ||
+    Object.keys(m).sort().join(",") !== "event,policy" ||
+    !isDigest(m.policy) ||
+    !isDigest(m.event)
+  )
+    throw bad("mint is {policy, event}, both digests");
 }
 
 /** checkRootComplete: a root has no parent to inherit from, so it states scope, budget.uj and depth (`BadGrant`). */

@@ -29,7 +29,7 @@ export type { Scope } from "./scope.ts";
 export { budgetWithin, usageWithin, addUsage, remainingOf, ZERO_USAGE } from "./budget.ts";
 export type { Budget, Usage, Remaining } from "./budget.ts";
 export { checkGrantPayload, resolveGrant } from "./grant.ts";
-export type { GrantPayload, EffectiveGrant, ScopeFields, BudgetFields } from "./grant.ts";
+export type { GrantPayload, EffectiveGrant, ScopeFields, BudgetFields, MintCitation } from "./grant.ts";
 export { assertNarrows, assertChildOf, isInside } from "./contain.ts";
 export type { DepthRule } from "./contain.ts";
 export { openGrant, GrantCache } from "./open.ts";

@@ -8,6 +8,7 @@ import {
   resolveGrant,
   type BudgetFields,
   type GrantPayload,
+  type MintCitation,
   type ScopeFields,
 } from "./grant.ts";
 import { GRANT_PAYLOAD_TYPE } from "./limits.ts";
@@ -40,6 +41,8 @@ export interface ChildFields {
   readonly exp_ms?: number;
   readonly depth?: number;
   readonly nonce?: string;
+  /** For a child minted under a standing grant (§4.6): the policy and event it cites. */
+  readonly mint?: MintCitation;
 }
 
 /** randomNonce returns 128 random bits as 32 lowercase hex digits. */
@@ -84,6 +87,7 @@ function payloadOf(
     ...(f.nbf_ms !== undefined ? { nbf_ms: f.nbf_ms } : {}),
     ...(f.depth !== undefined ? { depth: f.depth } : {}),
     nonce: f.nonce ?? randomNonce(),
+    ...(f.mint ? { mint: { policy: f.mint.policy, event: f.mint.event } } : {}),
   };
 }
 

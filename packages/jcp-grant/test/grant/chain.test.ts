@@ -1,7 +1,7 @@
 // §4.4 attenuation and chain verification: each refusal by its code, inheritance, the hook.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { signPayload, payloadOf, type Envelope } from "@sbx/wire";
+import { addressOf, signPayload, payloadOf, type Envelope } from "@sbx/wire";
 import {
   attenuate,
   GrantCache,
@@ -191,4 +191,15 @@ test("the grant cache skips signature work but not the checks around it", () => 
     "UntrustedRoot",
   );
   assert.equal(resolveChain(chain, { cache }).length, 3);
+});
+
+test("a minted child carries its citation and verifies as an ordinary child", () => {
+  const cite = { policy: addressOf({ p: 1 }), event: addressOf({ e: 1 }) };
+  const chain = extend([rootGrant()], alice, { holder: bob.did, uj: "10", mint: cite });
+  assert.deepEqual({ ...(payloadOf(chain[1]!) as { mint: object }).mint }, cite);
+  assert.equal(verify(chain).leaf.budget.uj, 10n);
+  assert.equal(
+    codeOf(() => extend([rootGrant()], alice, { holder: bob.did, resources: ["/**"], mint: cite })),
+    "ScopeWidens",
+  );
 });
