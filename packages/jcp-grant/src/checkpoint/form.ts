@@ -118,11 +118,11 @@ function checkSet(s: unknown): void {
   try {
     if (s.resources !== undefined) {
       if (!strs(s.resources)) throw new JcpError("BadAmendment", "set.resources is a list of strings");
-      checkResources(s.resources as string[]);
+      checkResources(s.resources);
     }
     if (s.actions !== undefined) {
       if (!strs(s.actions)) throw new JcpError("BadAmendment", "set.actions is a list of strings");
-      checkActions(s.actions as string[]);
+      checkActions(s.actions);
     }
   } catch (e) {
     if (e instanceof JcpError && e.code === "BadGrant") throw new JcpError("BadAmendment", e.message);

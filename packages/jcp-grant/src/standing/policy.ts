@@ -91,8 +91,8 @@ function checkTemplate(t: unknown): void {
   const list = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
   if (!list(t.resources) || !list(t.actions)) throw bad("template scope lists are lists of strings");
   try {
-    checkResources(t.resources as string[]);
-    checkActions(t.actions as string[]);
+    checkResources(t.resources);
+    checkActions(t.actions);
   } catch (e) {
     if (e instanceof JcpError && e.code === "BadGrant") throw bad(e.message);
     throw e;

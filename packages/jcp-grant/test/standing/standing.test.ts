@@ -157,14 +157,14 @@ test("a template outside the held grant is refused when minting", () => {
 
 function resign(input: ReturnType<typeof run>["input"], i: number, over: Partial<MintEntry>) {
   const entries = input.entries.map((e, j) =>
-    j === i ? signPayload(MINT_PAYLOAD_TYPE, { ...(payloadOf(e as Envelope) as object), ...over }, alice) : e,
+    j === i ? signPayload(MINT_PAYLOAD_TYPE, { ...(payloadOf(e) as object), ...over }, alice) : e,
   );
   return { ...input, entries };
 }
 
 test("the verifier refuses a broken ledger with its code", () => {
   const { input } = run(4, 30_000);
-  const e = input.entries as Envelope[];
+  const e = input.entries;
   assert.equal(
     codeOf(() => verifyMintLedger({ ...input, entries: [e[0], e[2]] })),
     "BrokenMintLedger",
