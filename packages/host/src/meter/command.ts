@@ -4,7 +4,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process"
 import { randomBytes } from "node:crypto";
 import type { MeterReading } from "@sbx/sandbox-attest/energy";
 import { isHostError } from "../errors.ts";
-import { cgroupWrap, createUnitCgroup, removeCgroup, type UnitCgroup } from "./cgroup.ts";
+import { cgroupWrap, createUnitCgroup, removeCgroup, type CgroupMounts, type UnitCgroup } from "./cgroup.ts";
 import { startMeter, type MeterOptions } from "./meter.ts";
 
 /** What a metered command ends with. */
@@ -35,17 +35,18 @@ function exited(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
 /**
  * meterCommand runs `argv` metered (§6.1). Where this host lets it create a cgroup (root, cgroup2 or
  * v1 cpuacct mounted), the command joins a fresh cgroup before exec and is metered by it; otherwise
- * it is metered by pid and the reading lists "cgroup" as absent. The cgroup is removed at exit.
+ * it is metered by pid and the reading lists "cgroup" as absent. `mounts` overrides the cgroup
+ * mounts found in /proc/self/mountinfo. The cgroup is removed at exit.
  * `done` rejects when the command cannot be spawned.
  */
 export function meterCommand(
   argv: readonly string[],
-  o: MeterOptions & { readonly spawn?: SpawnOptions } = {},
+  o: MeterOptions & { readonly spawn?: SpawnOptions; readonly mounts?: CgroupMounts } = {},
 ): MeteredCommand {
   if (argv.length === 0) throw new RangeError("meterCommand: argv is empty");
   let cg: UnitCgroup | null = null;
   try {
-    cg = createUnitCgroup(`sbx-meter-${process.pid}-${randomBytes(6).toString("hex")}`);
+    cg = createUnitCgroup(`sbx-meter-${process.pid}-${randomBytes(6).toString("hex")}`, o.mounts);
   } catch (e) {
     if (!isHostError(e, "CgroupUnavailable")) throw e;
   }

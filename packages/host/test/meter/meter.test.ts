@@ -147,3 +147,19 @@ test("a source that breaks during background sampling is reported by the next re
   await sleep(60);
   assert.throws(() => m.stop(), hasCode("BadPowercap"));
 });
+
+test("with no cgroup to be had, a command is metered by pid and the reading lists cgroup as absent", async () => {
+  const code = "let x = 0; const t = Date.now(); while (Date.now() - t < 300) x++;";
+  const run = meterCommand([process.execPath, "-e", code], {
+    sampleMs: 20,
+    mounts: { v2: null, cpuacct: null },
+  });
+  const done = await run.done;
+  assert.equal(done.code, 0);
+  assert.equal(done.cgroup, null);
+  assert.ok(done.reading.absent.includes("cgroup"));
+  const cpu = byDomain(done.reading.components, "cpu");
+  assert.ok(cpu);
+  assert.equal(cpu.source === "proc:stat" || cpu.source === "rapl:package", true);
+  for (const c of done.reading.components) assertComponent(c);
+});
