@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { chainGenesis, payloadOf, signPayload, type Envelope } from "@sbx/wire";
-import { grantStore, SPEND_PAYLOAD_TYPE, SPEND_TAG, SpendLedger } from "../../src/index.ts";
+import {
+  grantStore,
+  RevocationList,
+  SPEND_PAYLOAD_TYPE,
+  SPEND_TAG,
+  SpendLedger,
+  type EffectiveGrant,
+} from "../../src/index.ts";
 import { alice, bob, carol, codeOf, extend, host, HOUR, mallory, NOW, root, rootGrant } from "./fixtures.ts";
 
 const lopts = { roots: [root.did], hosts: [host.did] };
@@ -117,5 +124,36 @@ test("replay recomputes every remaining budget and refuses tampering", () => {
   assert.equal(
     codeOf(() => SpendLedger.replay(store, [over], lopts)),
     "Overspend",
+  );
+});
+
+test("spend follows the effective grant (§4.7 hook) and revocation", () => {
+  const { b, store } = setup();
+  const halve = (_a: string, g: EffectiveGrant): EffectiveGrant => ({
+    ...g,
+    budget: { ...g.budget, uj: g.budget.uj / 2n },
+  });
+  const led = new SpendLedger({ ...lopts, effective: halve });
+  assert.equal(
+    codeOf(() => led.spend(b, host, { uj: "351" }, NOW)),
+    "Overspend",
+  );
+  led.spend(b, host, { uj: "350" }, NOW);
+  assert.equal(
+    codeOf(() => SpendLedger.replay(store, led.receipts, lopts)),
+    "ok",
+  );
+  const revs = new RevocationList();
+  revs.revoke(b, alice, NOW + 1);
+  const led2 = new SpendLedger({ ...lopts, revocations: revs });
+  led2.spend(b, host, { uj: "1" }, NOW);
+  assert.equal(
+    codeOf(() => led2.spend(b, host, { uj: "1" }, NOW + 1)),
+    "Revoked",
+  );
+  // Receipts made before the revocation still replay.
+  assert.equal(
+    codeOf(() => SpendLedger.replay(store, led2.receipts, { ...lopts, revocations: revs })),
+    "ok",
   );
 });
