@@ -277,7 +277,7 @@ function decideVectors(): Vector[] {
 }
 
 async function live(): Promise<LiveCase[]> {
-  const gate = (await import("@sbx/host/gate"));
+  const gate = await import("@sbx/host/gate");
   return gate.runBattery();
 }
 
