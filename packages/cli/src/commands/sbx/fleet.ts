@@ -1,0 +1,228 @@
+// `sbx fleet …`: fleet records (§16) — build a signed fleet receipt from a directory of run records
+// (with a progress bar on stderr), prove an item's membership, verify a proof against a receipt,
+// and verify that a later receipt only appended to an earlier one.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { Envelope } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
+import {
+  buildFleet,
+  openFleetReceipt,
+  signFleetReceipt,
+  verifyFleetConsistency,
+  verifyMembership,
+  type ConsistencyProof,
+  type FleetItem,
+  type MembershipProof,
+} from "@sbx/sandbox-attest/fleet";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { FileStore, verifyRecordFiles } from "@sbx/host/store";
+import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import { readKey } from "../../keyfile.ts";
+
+const EXITS = "exit: 0 ok / valid, 1 invalid or refused (a §16 code), 2 usage error or unusable input";
+
+/** A fleet file: the signed receipt and the items it was built over, in order. */
+interface FleetFile {
+  readonly receipt: Envelope;
+  readonly items: FleetItem[];
+}
+
+function readJson(path: string | undefined, what: string): unknown {
+  if (path === undefined) throw new UsageError(`${what} is required`);
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as unknown;
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** receiptOf accepts a fleet file or a bare receipt envelope. */
+function receiptOf(v: FleetFile | Envelope): Envelope {
+  return "receipt" in v ? v.receipt : v;
+}
+
+/** progress draws a bar on stderr: redrawn in place on a terminal, a line per 10% otherwise. */
+function progress(io: Io, total: number): (done: number) => void {
+  let shown = -1;
+  return (done) => {
+    const pct = total === 0 ? 100 : Math.floor((done * 100) / total);
+    const bar = `[${"#".repeat(Math.floor(pct / 5)).padEnd(20)}] ${done}/${total} run records`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${bar}${done === total ? "\n" : ""}`);
+    else if (Math.floor(pct / 10) > shown) {
+      shown = Math.floor(pct / 10);
+      io.err(bar);
+    }
+  };
+}
+
+/** recordItem verifies one run record from files and makes its fleet item and time span (§16.1). */
+function recordItem(path: string, store: FileStore): { item: FleetItem; start: number; end: number } {
+  const report = verifyRecordFiles(path, store);
+  if (!report.valid || report.head === null)
+    throw new SandboxAttestError(
+      "BadFleetItem",
+      `${path}: ${report.error?.code ?? "invalid"} ${report.error?.message ?? ""}`,
+    );
+  if (report.energy?.complete !== true)
+    throw new SandboxAttestError("BadFleetItem", `${path}: energy not resolvable from the store`);
+  const segs = decodeRecord(readFileSync(path)).record.segments;
+  const last = segs[segs.length - 1];
+  if (last?.kind !== "closed") throw new SandboxAttestError("BadFleetItem", `${path}: the run is not closed`);
+  let start = last.at_ms;
+  for (const s of segs)
+    if (s.kind === "executed")
+      start = Math.min(
+        start,
+        verifyAttestation(store.getSignedSync(s.attestation)).predicate.interval.start_ms,
+      );
+    else start = Math.min(start, s.at_ms);
+  const item: FleetItem = {
+    item: basename(path).replace(/\.runrecord$/, ""),
+    head: report.head,
+    energy_uj: report.energy.total_uj,
+    outcome: last.outcome,
+  };
+  return { item, start, end: last.at_ms };
+}
+
+const build: Command = {
+  name: "fleet build",
+  summary: "build and sign a fleet receipt over a directory of run records",
+  help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME] [--json]
+  Verifies every *.runrecord in RECORDS_DIR (sorted by name) from files, with the store it points
+  into (default: the folder above RECORDS_DIR), and makes one fleet item per closed run: its id (the
+  file name), final head, total energy (receipts + idle) and outcome (§16.1). Builds the
+  (hash, energy-sum) tree, signs the receipt (size, root, total, span) with KEYFILE, and writes
+  {receipt, items} to FLEET.json. A progress bar goes to stderr.
+${EXITS}`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      key: { type: "string" },
+      out: { type: "string" },
+      store: { type: "string" },
+      name: { type: "string" },
+      json: { type: "boolean" },
+    });
+    const dir = positionals[0];
+    if (dir === undefined || !values.key || !values.out)
+      throw new UsageError("RECORDS_DIR, --key and --out are required");
+    const key = readKey(values.key);
+    const store = FileStore.open(values.store ?? dirname(dir), { readOnly: true });
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".runrecord"))
+      .sort();
+    const tick = progress(io, files.length);
+    const made = files.map((f, i) => {
+      const r = recordItem(join(dir, f), store);
+      tick(i + 1);
+      return r;
+    });
+    if (files.length === 0) tick(0);
+    const fleet = buildFleet(made.map((m) => m.item));
+    const span = {
+      start_ms: Math.min(...made.map((m) => m.start)),
+      end_ms: Math.max(...made.map((m) => m.end)),
+    };
+    const receipt = signFleetReceipt(fleet, key, {
+      fleet: values.name ?? "fleet",
+      ...(made.length ? span : { start_ms: 0, end_ms: 0 }),
+    });
+    writeFileSync(values.out, JSON.stringify({ receipt, items: fleet.items }, null, 2) + "\n");
+    const r = openFleetReceipt(receipt);
+    if (values.json) printJson(io, { ...r, out: values.out });
+    else
+      io.out(
+        `fleet ${r.fleet}: ${r.size} runs, root ${r.root}, total ${r.total_uj} µJ, span ${r.start_ms}–${r.end_ms}; written to ${values.out}`,
+      );
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const prove: Command = {
+  name: "fleet prove",
+  summary: "print the membership proof of one item of a fleet",
+  help: `usage: sbx fleet prove FLEET.json ITEM [--out PROOF.json]
+  Rebuilds the tree from the fleet file's items, checks it reproduces the signed receipt, and prints
+  the membership proof of ITEM (at most ⌈log₂ n⌉ nodes, §16.4).
+${EXITS}`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, { out: { type: "string" } });
+    const f = readJson(positionals[0], "FLEET.json") as FleetFile;
+    const id = positionals[1];
+    if (id === undefined) throw new UsageError("ITEM is required");
+    const fleet = buildFleet(f.items);
+    const proof = fleet.proveMember(fleet.indexOf(id));
+    verifyMembership(openFleetReceipt(f.receipt), proof);
+    if (values.out) writeFileSync(values.out, JSON.stringify(proof, null, 2) + "\n");
+    printJson(io, proof);
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const verify: Command = {
+  name: "fleet verify",
+  summary: "verify a membership proof against a signed fleet receipt",
+  help: `usage: sbx fleet verify RECEIPT PROOF.json [--host DID]… [--json]
+  RECEIPT is a fleet file or a bare receipt envelope. Checks the receipt's signature (by one of
+  --host when given), then the proof (§16.4): the item is in the fleet and its energy is counted in
+  the signed total.
+${EXITS}`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      host: { type: "string", multiple: true },
+      json: { type: "boolean" },
+    });
+    const r = openFleetReceipt(receiptOf(readJson(positionals[0], "RECEIPT") as Envelope), values.host);
+    const p = readJson(positionals[1], "PROOF.json") as MembershipProof;
+    verifyMembership(r, p);
+    if (values.json)
+      printJson(io, {
+        valid: true,
+        fleet: r.fleet,
+        item: p.item,
+        index: p.index,
+        size: r.size,
+        total_uj: r.total_uj,
+      });
+    else
+      io.out(
+        `valid: ${p.item.item} is run ${p.index} of ${r.size} in fleet ${r.fleet}; its ${p.item.energy_uj} µJ are counted in the signed ${r.total_uj} µJ`,
+      );
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const consistency: Command = {
+  name: "fleet consistency",
+  summary: "verify that a later fleet receipt only appended to an earlier one",
+  help: `usage: sbx fleet consistency OLD NEW (--proof PROOF.json | NEW is a fleet file) [--host DID]… [--out PROOF.json]
+  OLD and NEW are fleet files or receipt envelopes. The proof is read from --proof, or made from
+  NEW's items when NEW is a fleet file. Verifies both signatures and the RFC 9162 consistency proof
+  over (hash, sum) nodes (§16.5): same fleet, only appended, totals consistent.
+${EXITS}`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      proof: { type: "string" },
+      host: { type: "string", multiple: true },
+      out: { type: "string" },
+    });
+    const older = openFleetReceipt(receiptOf(readJson(positionals[0], "OLD") as Envelope), values.host);
+    const newFile = readJson(positionals[1], "NEW") as FleetFile | Envelope;
+    const newer = openFleetReceipt(receiptOf(newFile), values.host);
+    let proof: ConsistencyProof;
+    if (older.size === 0) proof = { kind: "fleet-consistency", size1: 0, size2: newer.size, path: [] };
+    else if (values.proof) proof = readJson(values.proof, "--proof") as ConsistencyProof;
+    else if ("items" in newFile) proof = buildFleet(newFile.items).proveConsistency(older.size);
+    else throw new UsageError("--proof is required when NEW is a bare receipt");
+    verifyFleetConsistency(older, newer, proof);
+    if (values.out) writeFileSync(values.out, JSON.stringify(proof, null, 2) + "\n");
+    io.out(
+      `consistent: fleet ${newer.fleet} of ${newer.size} (${newer.total_uj} µJ) only appended to ${older.size} (${older.total_uj} µJ)`,
+    );
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+export const commands: Command[] = [build, prove, verify, consistency];

@@ -1,0 +1,175 @@
+// Demo part 9: warm pools (§15) and fleet records (§16). A pool of real pre-provisioned sandboxes
+// (workspaces and stopped idle processes) accrues idle energy; a claim starts a run fast and its
+// first receipt shows the joule price of that fast start; an eviction is overhead, never zero; the
+// ledger verifies and conserves. Then a small fleet of real units runs, its records become a signed
+// fleet receipt, one member is proved (log-size proof, energy counted in the total), a tampered
+// proof is refused, and a grown fleet is shown to have only appended.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { addressOf, testKey, toHex, type Digest } from "@sbx/wire";
+import { verifyLedger } from "@sbx/sandbox-attest/warmpool";
+import {
+  claimPoolItem,
+  closePoolDir,
+  createPoolDir,
+  evictPoolItem,
+  listPool,
+  openPoolDir,
+  runClaimed,
+} from "@sbx/host/pool";
+import { runUnit } from "@sbx/host/run";
+import { FileStore } from "@sbx/host/store";
+import { runCli } from "../../packages/cli/src/main.ts";
+import { check, type DemoContext } from "./context.ts";
+
+const host = testKey("host");
+const manifest = addressOf({ demo: "09 pool manifest" });
+const policy = addressOf({ demo: "no exec policy" });
+const J = (uj: string | bigint): string => `${(Number(uj) / 1e6).toFixed(6)} J`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function cli(ctx: DemoContext, args: string[], show = true): Promise<{ code: number; out: string[] }> {
+  const out: string[] = [];
+  const code = await runCli("sbx", args, { out: (l) => out.push(l), err: (l) => out.push(l) });
+  if (show)
+    for (const l of out)
+      for (const s of l.split("\n").slice(0, 12)) ctx.say(`  ${s.replaceAll(ctx.work, "$WORK")}`);
+  return { code, out };
+}
+
+async function pool(ctx: DemoContext): Promise<void> {
+  const dir = join(ctx.work, "pool9");
+  await createPoolDir(dir, { name: "demo", manifest, size: 3, key: host });
+  await sleep(1500);
+  ctx.say("pool of 3 created; after 1.5 s idle:");
+  for (const it of listPool(dir).items)
+    ctx.say(`  ${it.item}: idle pid ${it.idle_pid ?? "-"} (stopped), accrued ${J(it.accrued_now_uj)}`);
+  const unit = addressOf({ demo: "09 claiming unit" });
+  const grants = addressOf({ demo: "09 grants" });
+  const c = claimPoolItem(dir, { unit, grants, key: host });
+  const run = await runClaimed(c, ["sh", "-c", "echo fast start > out.txt; cat out.txt"], host);
+  const wp = run.receipt.components.filter((x) => x.domain === "warmpool");
+  ctx.say(
+    `claimed ${c.claim.item}; the run printed ${JSON.stringify(run.stdout.trim())} in the pre-created workspace`,
+  );
+  ctx.say(
+    `joule price of the fast start: ${J(c.claim.accrued_uj)} = provisioning ${J(c.claim.provision_uj)} + residency ${J(c.claim.residency_uj)}`,
+  );
+  for (const x of wp)
+    ctx.say(
+      `  warmpool component in the run's first receipt: ${x.uj} µJ ${x.provenance} (${x.provenance === "estimated" ? x.model.name : x.source})`,
+    );
+  check(
+    wp.reduce((a, x) => a + BigInt(x.uj), 0n) === BigInt(c.claim.accrued_uj) && run.receipt.seq === 0,
+    "first receipt carries the whole claim",
+  );
+  check(BigInt(c.claim.residency_uj) > 0n, "residency is charged, not only provisioning");
+  const ev = evictPoolItem(dir, "item-0001", "expired", host).payloads.at(-1);
+  check(ev?.kind === "evicted" && BigInt(ev.overhead_uj) > 0n, "eviction overhead is not zero");
+  ctx.say(`evicted item-0001: overhead ${J(ev.overhead_uj)}`);
+  closePoolDir(dir, host);
+  const s = openPoolDir(dir);
+  const sum = verifyLedger({ pool: s.pool, entries: s.entries }, { requireClosed: true, hosts: [host.did] });
+  check(BigInt(sum.drawn_uj) === BigInt(sum.claimed_uj) + BigInt(sum.evicted_uj), "conservation");
+  ctx.say(
+    `ledger verified (${sum.entries} signed entries): drawn ${J(sum.drawn_uj)} = claimed ${J(sum.claimed_uj)} + evicted ${J(sum.evicted_uj)}`,
+  );
+  // A dishonest ledger: the eviction rewritten to zero (and re-signed) is refused.
+  const lines = readFileSync(join(dir, "ledger.jsonl"), "utf8").split("\n");
+  writeFileSync(
+    join(dir, "ledger.jsonl"),
+    lines.map((l, i) => (i === 0 ? l.replace(/"payload":"[^"]+"/, '"payload":"e30="') : l)).join("\n"),
+  );
+  const bad = await cli(ctx, ["pool", "verify", dir], false);
+  check(bad.code === 1, "a tampered ledger is refused");
+  ctx.say(`ledger with its first entry replaced: refused (${bad.out.join(" ").split(": ")[1] ?? "?"})`);
+}
+
+async function runFleetUnit(store: FileStore, i: number): Promise<void> {
+  const unit = addressOf({ demo: "09 fleet unit", i });
+  const grants = addressOf({ demo: "09 fleet grants" });
+  const ws = join(store.root, "..", `ws9-${i}`);
+  mkdirSync(ws, { recursive: true });
+  const id = await store.createRecord(unit, grants);
+  const r = await runUnit({
+    argv: ["sh", "-c", `i=0; while [ $i -lt ${2000 * (i + 1)} ]; do i=$((i+1)); done; echo item ${i} done`],
+    cwd: ws,
+    hostKey: host,
+    unitId: unit,
+    grantsId: grants,
+    manifest,
+    policy,
+    level: "S3",
+    runHead: id,
+  });
+  await store.putSigned(r.receipt.envelope);
+  const att = await store.putSigned(r.attestation);
+  const head = await store.appendSegment(id, id, { kind: "executed", attestation: att });
+  await store.appendSegment(id, head, {
+    kind: "closed",
+    at_ms: Date.now(),
+    outcome: r.outcome.status === "exited" && r.outcome.exit_code === 0 ? "completed" : "failed",
+  });
+}
+
+async function fleet(ctx: DemoContext): Promise<void> {
+  const root = join(ctx.work, "fleet9");
+  const store = FileStore.open(join(root, "store"), { create: true });
+  const keyFile = join(root, "host.key");
+  writeFileSync(keyFile, JSON.stringify({ kty: "Ed25519", seed: toHex(host.seed), did: host.did }), {
+    mode: 0o600,
+  });
+  for (let i = 0; i < 5; i++) await runFleetUnit(store, i);
+  ctx.say("5 real units ran (busy loops in sh), each recorded, attested and closed");
+  const records = join(store.root, "records");
+  const v1 = join(root, "fleet-5.json");
+  check(
+    (await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v1, "--name", "demo"])).code === 0,
+    "fleet build",
+  );
+  const f1 = JSON.parse(readFileSync(v1, "utf8")) as { items: { item: string; energy_uj: string }[] };
+  const member = f1.items[3]?.item ?? "";
+  const proofFile = join(root, "proof.json");
+  const proved = await cli(ctx, ["fleet", "prove", v1, member, "--out", proofFile], false);
+  const proof = JSON.parse(readFileSync(proofFile, "utf8")) as {
+    path: unknown[];
+    item: { energy_uj: string };
+  };
+  check(proved.code === 0 && proof.path.length <= Math.ceil(Math.log2(5)), "proof is log-size");
+  ctx.say(`membership proof of ${member.slice(0, 16)}…: ${proof.path.length} nodes (⌈log₂ 5⌉ = 3)`);
+  check(
+    (await cli(ctx, ["fleet", "verify", v1, proofFile, "--host", host.did])).code === 0,
+    "proof verifies",
+  );
+  writeFileSync(
+    proofFile,
+    JSON.stringify({
+      ...proof,
+      item: { ...proof.item, energy_uj: String(BigInt(proof.item.energy_uj) - 1n) },
+    }),
+  );
+  const bad = await cli(ctx, ["fleet", "verify", v1, proofFile], false);
+  check(bad.code === 1, "understated energy refused");
+  ctx.say(
+    `the same proof claiming 1 µJ less for the item: refused (${bad.out.join(" ").split(": ")[1] ?? "?"})`,
+  );
+  await runFleetUnit(store, 5);
+  const v2 = join(root, "fleet-6.json");
+  await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v2, "--name", "demo"], false);
+  const cons = await cli(ctx, ["fleet", "consistency", v1, v2]);
+  // Record files are ordered by name, so a new run may sort in the middle: then it is not an append.
+  ctx.say(
+    cons.code === 0
+      ? "the grown fleet only appended"
+      : "a run that sorts before existing ones is not an append: refused, as it must be",
+  );
+}
+
+export default async function poolFleet(ctx: DemoContext): Promise<void> {
+  ctx.title("warm pools: a fast start has a visible joule price (§15)");
+  await pool(ctx);
+  ctx.title("fleet records: log-size membership proofs with energy sums (§16)");
+  await fleet(ctx);
+}
+
+export type { Digest };
