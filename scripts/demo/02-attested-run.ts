@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressOf, digestBytes, signPayload, testKey, type Envelope, type Json } from "@sbx/wire";
-import { ATTESTATION_PAYLOAD_TYPE, verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { ATTESTATION_PAYLOAD_TYPE, verifyAttestation, verifyInterval } from "@sbx/sandbox-attest/attestation";
 import { firstLink, linkAfter, stewardDomain, verifyAuditChain } from "@sbx/sandbox-attest/audit";
 import { openReceipt, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { verifyEventInclusion, verifyJournal } from "@sbx/sandbox-attest/journal";
@@ -117,6 +117,14 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
   );
   ctx.say(
     "verified: host signature, canonical payload, shape, and bindings (unit, grants, manifest, policy, receipt, total, journal root and size)",
+  );
+  verifyInterval(
+    a.attestation,
+    { receipt: a.receipt.envelope, events: a.journal.events as unknown as Json[] },
+    expect,
+  );
+  ctx.say(
+    "verified against the objects themselves: the signed receipt (unit, grants, total, interval, weakest provenance) and the journal's events recomputed to the bound root",
   );
   ctx.say(
     `verified: the journal recomputes to its root; the exit event's inclusion proof has ${a.journal.prove(last).path.length} hashes`,

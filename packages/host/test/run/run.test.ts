@@ -4,7 +4,7 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, digestBytes, isWireError, testKey, type Digest, type Json } from "@sbx/wire";
-import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { verifyAttestation, verifyInterval } from "@sbx/sandbox-attest/attestation";
 import { firstLink, linkAfter, stewardDomain, verifyAuditChain } from "@sbx/sandbox-attest/audit";
 import { openReceipt, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { verifyJournal } from "@sbx/sandbox-attest/journal";
@@ -69,6 +69,11 @@ test("a real child process: journaled start, stdio and exit; metered receipt; at
   assert.equal(v.address, r.address);
   assert.equal(v.predicate.energy.provenance, weakestProvenance(rec.receipt.components));
   assert.ok(BigInt(rec.receipt.total_uj) > 0n, "a process that ran drew some energy");
+  verifyInterval(
+    r.attestation,
+    { receipt: r.receipt.envelope, events: ev as unknown as Json[] },
+    { host: hostKey.did },
+  );
   assert.deepEqual(
     { ...v.predicate.interval },
     { start_ms: rec.receipt.start_ms, end_ms: rec.receipt.end_ms },

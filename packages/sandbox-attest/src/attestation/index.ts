@@ -12,3 +12,5 @@ export { buildStatement, signAttestation, attestationAddress } from "./sign.ts";
 export type { PredicateInput } from "./sign.ts";
 export { verifyAttestation, MAX_ATTESTATION_BYTES } from "./verify.ts";
 export type { AttestationExpect, VerifiedAttestation } from "./verify.ts";
+export { verifyInterval } from "./interval.ts";
+export type { IntervalObjects, VerifiedInterval } from "./interval.ts";
