@@ -158,8 +158,10 @@ function snapshotBench(dir: string): void {
   const tAgain = timeRuns(1, () => snapshotDir(store, ws));
   const bytes = first.bytes;
   console.log(`snapshot of a ${mib} MiB / ${files}-file workspace (page cache warm for all):`);
-  if (b3one === null || b3all === null)
-    { console.log("  b3sum not installed: no anchor (apt-get install -y b3sum)"); return; }
+  if (b3one === null || b3all === null) {
+    console.log("  b3sum not installed: no anchor (apt-get install -y b3sum)");
+    return;
+  }
   row("b3sum --num-threads 1 (anchor)", gbps(bytes / b3one));
   row("b3sum, default threads", gbps(bytes / b3all), b3one / b3all, "anchor");
   row("snapshotDir, first (hash + copy + fsync each)", gbps(bytes / tFirst), b3one / tFirst, "anchor");
