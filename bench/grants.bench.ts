@@ -153,6 +153,7 @@ export default async function grantsBench(): Promise<void> {
   verifyChain(chain, { ...opts, cache });
   const root = testKey("root-issuer");
   const alice = testKey("alice").did;
+  const leafHolder = testKey("mallory");
   const b = await loadBiscuit();
   const subjects: [() => void, number][] = [
     [() => ed25519.verify(pk, msg, sig), BATCH * 5],
@@ -170,7 +171,7 @@ export default async function grantsBench(): Promise<void> {
         }),
       BATCH,
     ],
-    [() => attenuate(chain, testKey("mallory"), { holder: alice, uj: "10" }, { cache }), BATCH],
+    [() => attenuate(chain, leafHolder, { holder: alice, uj: "10" }, { cache }), BATCH],
   ];
   if (b) subjects.push([biscuitVerify(b), Math.max(10, BATCH / 10)]);
   const [anchor, cold, warm, issue, att, bv] = interleaved(subjects) as [
