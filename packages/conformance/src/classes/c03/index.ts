@@ -14,6 +14,7 @@ import type { ConformanceClass, Handler, Vector } from "../../types.ts";
 import { C, bindings, d, host, okOut, predicate, unit, verifyInput } from "./fixture.ts";
 import { resignedAlterations, shapeVectors, unsignedAlterations } from "./altered.ts";
 import { bindingVectors, keyVectors } from "./keys.ts";
+import { intervalVectors, OP as INTERVAL_OP, verifyIntervalOp } from "./interval.ts";
 
 function obj(v: Json | undefined, what: string): JsonObject {
   if (typeof v !== "object" || v === null || Array.isArray(v))
@@ -46,6 +47,7 @@ function expectOf(x: JsonObject): AttestationExpect {
 }
 
 const ops: Record<string, Handler> = {
+  [INTERVAL_OP]: verifyIntervalOp,
   "unit.address": (i) => ({ unit_id: unitId(parseUnit(obj(i, "input").unit)) }),
   "attestation.verify": (i) => {
     const o = obj(i, "input");
@@ -197,5 +199,6 @@ export const klass: ConformanceClass = {
       ...shapeVectors(),
       ...bindingVectors(),
       ...keyVectors(),
+      ...intervalVectors(),
     ]),
 };
