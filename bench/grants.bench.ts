@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ed25519, fromBase64, pae, testKey, type Envelope } from "@sbx/wire";
 import { attenuate, GrantCache, issueGrant, verifyChain } from "@sbx/jcp-grant/grant";
-import { median, rate, row } from "./measure.ts";
+import { median, rate, row, timeRunsAsync } from "./measure.ts";
 
 const BATCH = Number(process.env.BENCH_GRANT_BATCH ?? 200);
 const RUNS = 7;
@@ -136,6 +136,40 @@ function biscuitVerify(b: BiscuitApi): () => void {
   return run;
 }
 
+/** ucanVerify builds a 5-UCAN delegation chain with @ucans/ucans 0.12.0 and returns its verification. */
+async function ucanVerify(): Promise<(() => Promise<void>) | null> {
+  try {
+    const ucans = await import("@ucans/ucans");
+    const keys = await Promise.all([0, 1, 2, 3, 4, 5].map(() => ucans.EdKeypair.create()));
+    const cap = {
+      with: { scheme: "mailto", hierPart: "agent@example.com" },
+      can: { namespace: "msg", segments: ["SEND"] },
+    };
+    let token = "";
+    for (let i = 0; i < 5; i++)
+      token = ucans.encode(
+        await ucans.build({
+          issuer: keys[i]!,
+          audience: keys[i + 1]!.did(),
+          capabilities: [cap],
+          lifetimeInSeconds: 3600,
+          proofs: token ? [token] : [],
+        }),
+      );
+    const opts = {
+      audience: keys[5]!.did(),
+      requiredCapabilities: [{ capability: cap, rootIssuer: keys[0]!.did() }],
+    };
+    return async () => {
+      const r = await ucans.verify(token, opts);
+      if (!r.ok) throw new Error("bench setup: the UCAN chain does not verify");
+    };
+  } catch (e) {
+    console.log(`  @ucans/ucans not available: ${(e as Error).message}`);
+    return null;
+  }
+}
+
 export default async function grantsBench(): Promise<void> {
   const now = Date.now();
   const chain = buildChain(now);
@@ -193,6 +227,12 @@ export default async function grantsBench(): Promise<void> {
     `  cold chain verification: ${(1000 / cold).toFixed(3)} ms = ${(anchor / cold).toFixed(1)} Ed25519 verifies (5 are inherent); cached: ${(1000 / warm).toFixed(4)} ms`,
   );
 
+  const uv = await ucanVerify();
+  if (uv) {
+    const u = 1 / (await timeRunsAsync(5, uv));
+    row("@ucans/ucans 0.12.0 verify, 5-UCAN chain (not interleaved)", rate(u), u / anchor, A);
+    console.log(`  UCAN here: ${(1000 / u).toFixed(1)} ms per chain (its Ed25519 is @stablelib's pure JS)`);
+  }
   if (bv !== undefined)
     console.log(
       `  biscuit-wasm here: ${(1000 / bv).toFixed(3)} ms per token; Biscuit's documentation: ~1 ms; JCP cold: ${(1000 / cold).toFixed(3)} ms (${(cold / bv).toFixed(1)}× biscuit-wasm's rate)`,
