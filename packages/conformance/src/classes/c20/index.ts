@@ -1,0 +1,325 @@
+// C20: standing grants (jcp §4.6). A valid ledger under a policy signed by the held grant's issuer,
+// then ledgers and policies broken one way at a time, each with the code the generator states.
+import { payloadOf, signPayload, type Envelope, type Json, type JsonObject } from "@sbx/wire";
+import { MINT_PAYLOAD_TYPE, verifyMintLedger } from "@sbx/jcp-grant/standing";
+import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
+import type { ConformanceClass, Handler, Vector } from "../../types.ts";
+import { ALICE, CAROL, HOUR, MALLORY, ROOT, T0 } from "../grants/fixtures.ts";
+import {
+  event,
+  held,
+  ledger,
+  policyPayload,
+  signedEvent,
+  signPolicy,
+  SOURCE,
+  standingInput,
+  type MintSpec,
+} from "./fixtures.ts";
+
+const C = "C20" as const;
+const MIN = 60_000;
+
+function obj(v: Json | undefined): JsonObject {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new TypeError("input must be an object");
+  return v;
+}
+function list(v: Json | undefined): Json[] {
+  if (!Array.isArray(v)) throw new TypeError("expected a list");
+  return v;
+}
+
+/** standing.verify: policy, held chain, roots, entries, events, children → the ledger's summary. */
+export const standingVerify: Handler = (i) => {
+  const o = obj(i);
+  const s = verifyMintLedger({
+    policy: o.policy,
+    held: list(o.held),
+    roots: list(o.roots) as string[],
+    entries: list(o.entries),
+    events: list(o.events),
+    children: list(o.children),
+  });
+  return {
+    policy: s.policy,
+    head: s.head,
+    length: s.length,
+    total_uj: s.total_uj.toString(),
+    children: [...s.children],
+  };
+};
+
+interface Case {
+  readonly policy?: Envelope;
+  readonly mints: MintSpec[];
+  readonly events?: Json[];
+  readonly entries?: (es: Envelope[]) => Envelope[];
+  readonly held?: Envelope;
+}
+
+function input(c: Case): JsonObject {
+  const h = c.held ?? held();
+  const p = c.policy ?? signPolicy(policyPayload(h));
+  const l = ledger(h, p, c.mints);
+  const entries = c.entries ? c.entries(l.entries) : l.entries;
+  return standingInput(h, p, { entries, children: l.children }, c.events ?? c.mints.map((m) => m.event));
+}
+
+const spaced = (n: number): MintSpec[] =>
+  Array.from({ length: n }, (_, i) => ({ event: event(i), at_ms: T0 + i * MIN }));
+
+function valid(): Vector[] {
+  const ok = (id: string, desc: string, c: Case) => {
+    const inp = input(c);
+    return okCase(C, `c20-${id}`, desc, "standing.verify", inp, standingVerify(inp) as Json);
+  };
+  const alert = signedEvent({ type: "alert", source: "pager", at_ms: T0, id: "a1" }, SOURCE);
+  return [
+    ok("valid", "three children a minute apart: every cap exactly reached", { mints: spaced(3) }),
+    ok("empty", "an empty ledger: head₀ = BLAKE3(tag ‖ policy)", { mints: [] }),
+    ok("rate-edge", "two mints in one window, the third one window later", {
+      mints: [
+        { event: event(0), at_ms: T0 },
+        { event: event(1), at_ms: T0 + 1 },
+        { event: event(2), at_ms: T0 + MIN },
+      ],
+    }),
+    ok("signed-trigger", "an alert signed by the source key the trigger names", {
+      mints: [{ event: alert as unknown as Json, at_ms: T0 }],
+    }),
+  ];
+}
+
+function broken(): Vector[] {
+  const h = held();
+  const no = (id: string, desc: string, c: Case, code: string) =>
+    errCase(C, `c20-${id}`, desc, "standing.verify", input(c), code);
+  const P = (over: JsonObject, by = ROOT) => signPolicy(policyPayload(h, over), by);
+  const resign = (es: Envelope[], i: number, over: JsonObject, by = ALICE) =>
+    es.map((e, j) =>
+      j === i ? signPayload(MINT_PAYLOAD_TYPE, { ...(payloadOf(e) as JsonObject), ...over }, by) : e,
+    );
+  const alert = { type: "alert", source: "pager", at_ms: T0, id: "a1" };
+  return [
+    no(
+      "rate",
+      "three mints inside one minute under 2 per minute",
+      {
+        mints: [0, 1, 2].map((i) => ({ event: event(i), at_ms: T0 + i * 1000 })),
+      },
+      "RateExceeded",
+    ),
+    no(
+      "count-cap",
+      "a fourth child under a cap of three",
+      { policy: P({ rate: { count: 10, window_ms: MIN } }), mints: spaced(4) },
+      "MintCapExceeded",
+    ),
+    no(
+      "budget-cap",
+      "children's budgets past max_total_uj",
+      { policy: P({ max_total_uj: "150000" }), mints: spaced(2) },
+      "MintBudgetExceeded",
+    ),
+    no(
+      "replay",
+      "one event mints twice",
+      {
+        mints: [
+          { event: event(0), at_ms: T0 },
+          { event: event(0), at_ms: T0 + MIN },
+        ],
+        events: [event(0)],
+      },
+      "EventReplayed",
+    ),
+    no(
+      "wrong-type",
+      "an event of a type no trigger names",
+      { mints: [{ event: event(0, { type: "deploy" }), at_ms: T0 }] },
+      "TriggerMismatch",
+    ),
+    no(
+      "wrong-source",
+      "an event from a source no trigger names",
+      { mints: [{ event: event(0, { source: "gitlab" }), at_ms: T0 }] },
+      "TriggerMismatch",
+    ),
+    no(
+      "unsigned-alert",
+      "an alert the trigger wants signed, bare",
+      { mints: [{ event: alert, at_ms: T0 }] },
+      "TriggerMismatch",
+    ),
+    no(
+      "alert-wrong-signer",
+      "an alert signed by a key other than the named one",
+      { mints: [{ event: signedEvent(alert, MALLORY) as unknown as Json, at_ms: T0 }] },
+      "TriggerMismatch",
+    ),
+    no(
+      "policy-by-holder",
+      "the holder signs its own minting policy",
+      { policy: P({ issuer: ALICE.did }, ALICE), mints: spaced(1) },
+      "PolicyNotByIssuer",
+    ),
+    no(
+      "policy-forged",
+      "a policy naming the issuer, signed by mallory",
+      { policy: P({}, MALLORY), mints: spaced(1) },
+      "BadSignature",
+    ),
+    no(
+      "policy-flipped",
+      "a policy payload byte flipped",
+      {
+        policy: (() => {
+          const p = P({});
+          return { ...p, payload: flipBase64Byte(p.payload, 40) };
+        })(),
+        mints: [],
+      },
+      "BadSignature",
+    ),
+    no(
+      "policy-other-grant",
+      "a policy for another grant",
+      { policy: P({ grant: `blake3:${"0".repeat(64)}` }), mints: [] },
+      "BadPolicy",
+    ),
+    no(
+      "policy-zero-cap",
+      "a policy with max_children 0",
+      { policy: P({ max_children: 0 }), mints: [] },
+      "BadPolicy",
+    ),
+    no(
+      "policy-expired",
+      "a mint at the policy's expiry",
+      { mints: [{ event: event(0), at_ms: T0 + 12 * HOUR }] },
+      "Expired",
+    ),
+    no(
+      "policy-not-yet",
+      "a mint before the policy's window",
+      { mints: [{ event: event(0, { at_ms: T0 - 2 * HOUR }), at_ms: T0 - 2 * HOUR }] },
+      "NotYetValid",
+    ),
+    no(
+      "drop",
+      "the middle entry dropped",
+      { mints: spaced(3), entries: (es) => [es[0]!, es[2]!] },
+      "BrokenMintLedger",
+    ),
+    no(
+      "reorder",
+      "two entries swapped",
+      { mints: spaced(2), entries: (es) => [es[1]!, es[0]!] },
+      "BrokenMintLedger",
+    ),
+    no(
+      "time-backwards",
+      "an entry dated before the one above it",
+      {
+        mints: [
+          { event: event(0), at_ms: T0 + MIN },
+          { event: event(1), at_ms: T0 },
+        ],
+      },
+      "BrokenMintLedger",
+    ),
+    no(
+      "entry-flipped",
+      "an entry payload byte flipped",
+      {
+        mints: spaced(2),
+        entries: (es) => [{ ...es[0]!, payload: flipBase64Byte(es[0]!.payload, 30) }, es[1]!],
+      },
+      "BadSignature",
+    ),
+    no(
+      "entry-forged",
+      "an entry naming alice, signed by mallory",
+      { mints: spaced(1), entries: (es) => resign(es, 0, {}, MALLORY) },
+      "BadSignature",
+    ),
+    no(
+      "entry-other-minter",
+      "an entry by mallory as minter",
+      { mints: spaced(1), entries: (es) => resign(es, 0, { minter: MALLORY.did }, MALLORY) },
+      "BadMintEntry",
+    ),
+    no(
+      "entry-uj",
+      "an entry stating another uj than its child",
+      { mints: spaced(1), entries: (es) => resign(es, 0, { uj: "1" }) },
+      "BadMintEntry",
+    ),
+    no(
+      "event-missing",
+      "an entry citing an event not given",
+      { mints: spaced(1), events: [] },
+      "BadMintEntry",
+    ),
+    no(
+      "event-after-mint",
+      "an event dated after its mint",
+      { mints: [{ event: event(0, { at_ms: T0 + 5 }), at_ms: T0 }] },
+      "BadMintEntry",
+    ),
+    no(
+      "child-no-citation",
+      "a child that does not cite the policy and event",
+      {
+        mints: [
+          {
+            event: event(0),
+            at_ms: T0,
+            child: { mint: { policy: `blake3:${"1".repeat(64)}`, event: `blake3:${"2".repeat(64)}` } },
+          },
+        ],
+      },
+      "BadMintEntry",
+    ),
+    no(
+      "child-over-template",
+      "a child with more budget than the template",
+      { mints: [{ event: event(0), at_ms: T0, child: { budget: { uj: "200000", calls: 10 } } }] },
+      "TemplateExceeded",
+    ),
+    no(
+      "child-other-holder",
+      "a child to carol, not the template's holder",
+      { mints: [{ event: event(0), at_ms: T0, child: { holder: CAROL.did } }] },
+      "TemplateExceeded",
+    ),
+    no(
+      "child-too-long",
+      "a child living longer than the template's lifetime",
+      { mints: [{ event: event(0), at_ms: T0, child: { exp_ms: T0 + 2 * HOUR } }] },
+      "TemplateExceeded",
+    ),
+    no(
+      "child-widens-held",
+      "a child wider than the held grant",
+      { mints: [{ event: event(0), at_ms: T0, child: { scope: { resources: ["/fs/**"] } } }] },
+      "ScopeWidens",
+    ),
+    errCase(
+      C,
+      "c20-untrusted-root",
+      "the held grant's root is not trusted",
+      "standing.verify",
+      { ...input({ mints: [] }), roots: [MALLORY.did] },
+      "UntrustedRoot",
+    ),
+  ];
+}
+
+export const klass: ConformanceClass = {
+  id: C,
+  title: "standing grants",
+  file: "standing.json",
+  ops: { "standing.verify": standingVerify },
+  generate: () => [...valid(), ...broken()],
+};
