@@ -91,9 +91,10 @@ const build: Command = {
   name: "fleet build",
   summary: "build and sign a fleet receipt over a directory of run records",
   help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME] [--json]
-  Verifies every *.runrecord in RECORDS_DIR (sorted by name) from files, with the store it points
-  into (default: the folder above RECORDS_DIR), and makes one fleet item per closed run: its id (the
-  file name), final head, total energy (receipts + idle) and outcome (§16.1). Builds the
+  Verifies every *.runrecord in RECORDS_DIR from files, with the store it points into (default: the
+  folder above RECORDS_DIR), and makes one fleet item per closed run: its id (the file name), final
+  head, total energy (receipts + idle) and outcome (§16.1), ordered by close time then id, so a
+  later build over more runs is an append of an earlier one. Builds the
   (hash, energy-sum) tree, signs the receipt (size, root, total, span) with KEYFILE, and writes
   {receipt, items} to FLEET.json. A progress bar goes to stderr.
 ${EXITS}`,
@@ -120,6 +121,8 @@ ${EXITS}`,
       return r;
     });
     if (files.length === 0) tick(0);
+    // Fleet order is the order runs closed (then file name), so a rebuilt fleet with more runs appends.
+    made.sort((a, b) => a.end - b.end || (a.item.item < b.item.item ? -1 : 1));
     const fleet = buildFleet(made.map((m) => m.item));
     const span = {
       start_ms: Math.min(...made.map((m) => m.start)),
