@@ -49,7 +49,7 @@ export const checkpointVerify: Handler = (i) => {
   const n = o.log_of === undefined ? chain.length - 1 : Number(o.log_of);
   const p = o.prefix === undefined ? undefined : obj(o.prefix);
   const log = CheckpointLog.replay(chain.slice(0, n + 1), list(o.entries), {
-    ...(p ? { prefix: { length: Number(p.length), head: String(p.head) as Digest } } : {}),
+    ...(p ? { prefix: { length: Number(p.length), head: p.head as Digest } } : {}),
   });
   const v = verifyChain(chain, {
     roots: list(o.roots) as string[],
