@@ -200,7 +200,7 @@ ${EXITS}`,
 const consistency: Command = {
   name: "fleet consistency",
   summary: "verify that a later fleet receipt only appended to an earlier one",
-  help: `usage: sbx fleet consistency OLD NEW (--proof PROOF.json | NEW is a fleet file) [--host DID]… [--out PROOF.json]
+  help: `usage: sbx fleet consistency OLD NEW (--proof PROOF.json | NEW is a fleet file) [--host DID]… [--out PROOF.json] [--json]
   OLD and NEW are fleet files or receipt envelopes. The proof is read from --proof, or made from
   NEW's items when NEW is a fleet file. Verifies both signatures and the RFC 9162 consistency proof
   over (hash, sum) nodes (§16.5): same fleet, only appended, totals consistent.
@@ -210,6 +210,7 @@ ${EXITS}`,
       proof: { type: "string" },
       host: { type: "string", multiple: true },
       out: { type: "string" },
+      json: { type: "boolean" },
     });
     const older = openFleetReceipt(receiptOf(readJson(positionals[0], "OLD") as Envelope), values.host);
     const newFile = readJson(positionals[1], "NEW") as FleetFile | Envelope;
@@ -221,9 +222,19 @@ ${EXITS}`,
     else throw new UsageError("--proof is required when NEW is a bare receipt");
     verifyFleetConsistency(older, newer, proof);
     if (values.out) writeFileSync(values.out, JSON.stringify(proof, null, 2) + "\n");
-    io.out(
-      `consistent: fleet ${newer.fleet} of ${newer.size} (${newer.total_uj} µJ) only appended to ${older.size} (${older.total_uj} µJ)`,
-    );
+    if (values.json)
+      printJson(io, {
+        consistent: true,
+        fleet: newer.fleet,
+        size1: older.size,
+        size2: newer.size,
+        total1_uj: older.total_uj,
+        total2_uj: newer.total_uj,
+      });
+    else
+      io.out(
+        `consistent: fleet ${newer.fleet} of ${newer.size} (${newer.total_uj} µJ) only appended to ${older.size} (${older.total_uj} µJ)`,
+      );
     return Promise.resolve(EXIT.ok);
   },
 };
