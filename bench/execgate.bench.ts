@@ -21,8 +21,11 @@ s=$(date +%s%N); i=0; while [ $i -lt ${N} ]; do /bin/true; i=$((i+1)); done; e=$
 type Mode = "none" | "warm" | "cold";
 interface Sample {
   readonly wall: number;
-  /** CPU seconds: the sandbox's processes, the helper, and this Node process (hashing misses). */
+  /** CPU seconds: the sandbox's processes, the helper, and this Node process (hashing, journal). */
   readonly cpu: number;
+  readonly sandbox: number;
+  readonly helper: number;
+  readonly node: number;
 }
 
 /** seconds parses dash's `times` figures ("0m1.234s"). */
@@ -45,10 +48,9 @@ async function loopOnce(mode: Mode, loaders: LoaderSet): Promise<Sample> {
   if (r.code !== 0) throw new Error(`loop failed: ${r.stderr}`);
   const [ns, ...times] = r.stdout.trim().split(/\s+/);
   const sandbox = times.map(seconds).reduce((a, b) => a + b, 0);
-  return {
-    wall: Number(ns) / 1e9,
-    cpu: sandbox + (r.stats?.helperCpuUs ?? 0) / 1e6 + (node.user + node.system) / 1e6,
-  };
+  const helper = (r.stats?.helperCpuUs ?? 0) / 1e6;
+  const nodeCpu = (node.user + node.system) / 1e6;
+  return { wall: Number(ns) / 1e9, cpu: sandbox + helper + nodeCpu, sandbox, helper, node: nodeCpu };
 }
 
 /** loops runs the three modes interleaved (the machine is shared), RUNS times each. */
@@ -56,10 +58,10 @@ async function loops(loaders: LoaderSet): Promise<Record<Mode, Sample>> {
   const xs: Record<Mode, Sample[]> = { none: [], warm: [], cold: [] };
   for (let i = 0; i < RUNS; i++)
     for (const m of ["none", "warm", "cold"] as const) xs[m].push(await loopOnce(m, loaders));
-  const med = (m: Mode): Sample => ({
-    wall: median(xs[m].map((x) => x.wall)),
-    cpu: median(xs[m].map((x) => x.cpu)),
-  });
+  const med = (m: Mode): Sample => {
+    const f = (k: keyof Sample) => median(xs[m].map((x) => x[k]));
+    return { wall: f("wall"), cpu: f("cpu"), sandbox: f("sandbox"), helper: f("helper"), node: f("node") };
+  };
   return { none: med("none"), warm: med("warm"), cold: med("cold") };
 }
 
@@ -118,6 +120,14 @@ export default async function execgate(): Promise<void> {
     row("cpu: no gate (anchor)", us(none.cpu), 1, "no gate");
     row("cpu: gate, warm cache (incl. helper)", us(warm.cpu), warm.cpu / none.cpu, "no gate");
     row("cpu: gate, no cache (incl. helper + Node)", us(cold.cpu), cold.cpu / none.cpu, "no gate");
+    for (const [name, x] of [
+      ["no gate", none],
+      ["warm", warm],
+      ["no cache", cold],
+    ] as const)
+      console.log(
+        `  cpu split, ${name}: sandbox ${us(x.sandbox)}, helper ${us(x.helper)}, Node (hashing + §8 journal) ${us(x.node)}`,
+      );
     console.log(
       `  warm-cache overhead: wall ${(((warm.wall - none.wall) / none.wall) * 100).toFixed(1)}%, cpu ${(((warm.cpu - none.cpu) / none.cpu) * 100).toFixed(1)}% (goal: under 10%)`,
     );
