@@ -31,20 +31,14 @@ import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import { sharedDir } from "../paths.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
+import { obj, str } from "./input.ts";
 
 const C = "C1" as const;
 const ext = join(sharedDir, "vectors/external");
 
-function obj(input: Json): JsonObject {
-  if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw new TypeError("input must be an object");
-  return input;
-}
-function str(o: JsonObject, k: string): string {
-  const v = o[k];
-  if (typeof v !== "string") throw new TypeError(`input.${k} must be a string`);
-  return v;
-}
+/** field reads the string member `k` of the input object. */
+const field = (o: JsonObject, k: string): string => str(o[k], `input.${k}`);
+
 /** The official BLAKE3 input of length n: bytes i mod 251. */
 function pattern(n: number): Uint8Array {
   const b = new Uint8Array(n);
@@ -55,34 +49,38 @@ function pattern(n: number): Uint8Array {
 const ops: Record<string, Handler> = {
   // RFC 8785 over any finite numbers: the published pairs use fractions.
   "jcs.canonicalize": (i) => ({
-    canonical: canonicalize(parseStrict(str(obj(i), "text"), { numbers: "doubles" }), "doubles"),
+    canonical: canonicalize(parseStrict(field(obj(i), "text"), { numbers: "doubles" }), "doubles"),
   }),
   // Protocol parse: safe integers only, every strict refusal.
-  "json.parse_strict": (i) => ({ canonical: canonicalize(parseStrict(str(obj(i), "text"))) }),
-  "json.parse_canonical": (i) => ({ address: addressOf(parseCanonical(utf8(str(obj(i), "text")))) }),
+  "json.parse_strict": (i) => ({ canonical: canonicalize(parseStrict(field(obj(i), "text"))) }),
+  "json.parse_canonical": (i) => ({ address: addressOf(parseCanonical(utf8(field(obj(i), "text")))) }),
   "digest.blake3": (i) => {
     const o = obj(i);
-    const data = typeof o.pattern_len === "number" ? pattern(o.pattern_len) : fromHex(str(o, "hex"));
+    const data = typeof o.pattern_len === "number" ? pattern(o.pattern_len) : fromHex(field(o, "hex"));
     return { digest: digestBytes(data) };
   },
   "digest.address": (i) => ({ address: addressOf(obj(i).value) }),
   "ed25519.verify": (i) => {
     const o = obj(i);
     if (
-      !verifyEd25519(fromHex(str(o, "public_key")), fromHex(str(o, "message")), fromHex(str(o, "signature")))
+      !verifyEd25519(
+        fromHex(field(o, "public_key")),
+        fromHex(field(o, "message")),
+        fromHex(field(o, "signature")),
+      )
     )
       throw new WireError("BadSignature", "signature does not verify");
     return null;
   },
-  "didkey.encode": (i) => ({ did: didKeyFromPublicKey(fromHex(str(obj(i), "public_key"))) }),
-  "didkey.decode": (i) => ({ public_key: toHex(publicKeyFromDidKey(str(obj(i), "did"))) }),
-  "testkey.derive": (i) => ({ did: testKey(str(obj(i), "name")).did }),
-  "dsse.pae": (i) => ({ pae: toHex(pae(str(obj(i), "payloadType"), fromHex(str(obj(i), "body_hex")))) }),
+  "didkey.encode": (i) => ({ did: didKeyFromPublicKey(fromHex(field(obj(i), "public_key"))) }),
+  "didkey.decode": (i) => ({ public_key: toHex(publicKeyFromDidKey(field(obj(i), "did"))) }),
+  "testkey.derive": (i) => ({ did: testKey(field(obj(i), "name")).did }),
+  "dsse.pae": (i) => ({ pae: toHex(pae(field(obj(i), "payloadType"), fromHex(field(obj(i), "body_hex")))) }),
   "dsse.verify": (i) => {
     const o = obj(i);
     const signers = Array.isArray(o.signers) ? o.signers.map(String) : undefined;
     const opened = openEnvelope(o.envelope, {
-      payloadType: str(o, "payloadType"),
+      payloadType: field(o, "payloadType"),
       ...(signers ? { signers } : {}),
     });
     return { address: opened.address, payload: opened.payload, signers: [...opened.signers] };
@@ -93,7 +91,7 @@ const ops: Record<string, Handler> = {
       if (!isDigest(x)) throw new WireError("BadDigest", "id is not a digest");
       return x;
     });
-    return { heads: chainHeads(str(o, "tag"), ids, o.entries as Json[]) };
+    return { heads: chainHeads(field(o, "tag"), ids, o.entries as Json[]) };
   },
   "amount.add": (i) => ({ sum: addAmounts(...(obj(i).amounts as string[])) }),
   "amount.parse": (i) => ({ value: parseAmount(obj(i).amount).toString() }),

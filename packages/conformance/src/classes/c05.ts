@@ -15,6 +15,7 @@ import { errCase, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
 import { d, flip, host, predicate } from "./c03/fixture.ts";
+import { optionalStrings } from "./input.ts";
 
 const C = "C5" as const;
 const OP = "audit.verify";
@@ -27,7 +28,7 @@ function digest(v: Json | undefined, what: string): Digest {
 const ops: Record<string, Handler> = {
   [OP]: (i) => {
     const o = i as JsonObject;
-    const hosts = Array.isArray(o.hosts) ? o.hosts.map(String) : undefined;
+    const hosts = optionalStrings(o.hosts);
     const from = o.from as JsonObject | undefined;
     const r = verifyAuditChain(o.attestations as unknown as Envelope[], {
       domain: digest(o.domain, "domain"),

@@ -32,15 +32,9 @@ import {
 import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
 import { key } from "../../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../../types.ts";
+import { obj, optionalStrings } from "../input.ts";
 import { breakVectors } from "./breaks.ts";
 import { C, GRANTS, J, OTHER_GRANTS, UNIT, chain, chainInput, host, reading } from "./fixtures.ts";
-
-function obj(input: Json): JsonObject {
-  if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw new TypeError("input must be an object");
-  return input;
-}
-const strs = (v: Json | undefined): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
 
 const ops: Record<string, Handler> = {
   "energy.component.check": (i) => {
@@ -50,7 +44,7 @@ const ops: Record<string, Handler> = {
   },
   "energy.receipt.verify": (i) => {
     const o = obj(i);
-    const hosts = strs(o.hosts);
+    const hosts = optionalStrings(o.hosts);
     const r = openReceipt(o.envelope, hosts ? { hosts } : {});
     return {
       address: r.address,
@@ -63,7 +57,7 @@ const ops: Record<string, Handler> = {
   }),
   "energy.chain.verify": (i) => {
     const o = obj(i);
-    const hosts = strs(o.hosts);
+    const hosts = optionalStrings(o.hosts);
     const v = verifyEnergyChain(o.envelopes as Json[], {
       unit_id: o.unit_id as never,
       grants_id: o.grants_id as never,

@@ -11,16 +11,11 @@ import {
 import { parseUnit, unitId, UNIT_TYPE } from "@sbx/sandbox-attest/unit";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { ConformanceClass, Handler, Vector } from "../../types.ts";
+import { obj } from "../input.ts";
 import { C, bindings, d, host, okOut, predicate, unit, verifyInput } from "./fixture.ts";
 import { resignedAlterations, shapeVectors, unsignedAlterations } from "./altered.ts";
 import { bindingVectors, keyVectors } from "./keys.ts";
 import { intervalVectors, OP as INTERVAL_OP, verifyIntervalOp } from "./interval.ts";
-
-function obj(v: Json | undefined, what: string): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new TypeError(`${what} must be an object`);
-  return v;
-}
 
 /** expectOf reads the vector's snake_case bindings into the verifier's options. */
 function expectOf(x: JsonObject): AttestationExpect {

@@ -2,7 +2,7 @@
 // Valid cases come from fixed events; broken ones break them systematically (index ±1, size ×2
 // and ÷2, one bit flipped in each path element, an element removed or added, each event member
 // altered, events reordered), with the expected code stated here.
-import { fromHex, toHex, type Json, type JsonObject } from "@sbx/wire";
+import { fromHex, toHex, type Json } from "@sbx/wire";
 import {
   Journal,
   verifyEventInclusion,
@@ -16,6 +16,7 @@ import {
   verifyInclusionProof,
 } from "@sbx/sandbox-attest/merkle";
 import type { ConformanceClass, Handler } from "../../types.ts";
+import { list, obj, str } from "../input.ts";
 import { J } from "./fixture.ts";
 import { headVectors, verifyVectors } from "./journal.ts";
 import { consistencyVectors, inclusionVectors } from "./proofs.ts";
@@ -23,19 +24,7 @@ import { sha256Vectors } from "./sha256.ts";
 
 const C = "C4" as const;
 
-function obj(input: Json): JsonObject {
-  if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw new TypeError("input must be an object");
-  return input;
-}
-function list(v: Json | undefined): Json[] {
-  if (!Array.isArray(v)) throw new TypeError("expected an array");
-  return v;
-}
-function hex(v: Json | undefined): Uint8Array {
-  if (typeof v !== "string") throw new TypeError("expected hex text");
-  return fromHex(v);
-}
+const hex = (v: Json | undefined): Uint8Array => fromHex(str(v, "hex text"));
 const hexList = (v: Json | undefined): Uint8Array[] => list(v).map(hex);
 
 const ops: Record<string, Handler> = {

@@ -11,18 +11,14 @@ import {
   type OfferedEnvironment,
 } from "@sbx/sandbox-attest/manifest";
 import type { ConformanceClass, Handler } from "../../types.ts";
+import { obj, optionalStrings, str } from "../input.ts";
 import { C } from "./common.ts";
 import { ingestVectors, parseErrorVectors, refusalVectors } from "./ingest.ts";
 import { satisfyVectors, verifyVectors } from "./signed.ts";
 
-function obj(i: Json): JsonObject {
-  if (typeof i !== "object" || i === null || Array.isArray(i)) throw new TypeError("input must be an object");
-  return i;
-}
 function source(o: JsonObject): Uint8Array | string {
   if (typeof o.source_b64 === "string") return fromBase64(o.source_b64) ?? new Uint8Array();
-  if (typeof o.source !== "string") throw new TypeError("input.source must be a string");
-  return o.source;
+  return str(o.source, "input.source");
 }
 
 const ops: Record<string, Handler> = {
@@ -39,7 +35,7 @@ const ops: Record<string, Handler> = {
   },
   "manifest.verify": (i) => {
     const o = obj(i);
-    const v = verifyManifest(o.envelope, Array.isArray(o.stewards) ? o.stewards.map(String) : undefined);
+    const v = verifyManifest(o.envelope, optionalStrings(o.stewards));
     return { address: v.address, document: v.document };
   },
   "manifest.satisfies": (i) => {

@@ -16,26 +16,8 @@ import {
   type Scope,
 } from "@sbx/jcp-grant/grant";
 import type { Handler } from "../../types.ts";
+import { list, obj, str, strings } from "../input.ts";
 
-function obj(v: Json | undefined, what = "input"): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new TypeError(`${what} must be an object`);
-  return v;
-}
-function list(v: Json | undefined, what: string): Json[] {
-  if (!Array.isArray(v)) throw new TypeError(`${what} must be a list`);
-  return v;
-}
-function strings(v: Json | undefined, what: string): string[] {
-  return list(v, what).map((x) => {
-    if (typeof x !== "string") throw new TypeError(`${what} must hold strings`);
-    return x;
-  });
-}
-function str(v: Json | undefined, what: string): string {
-  if (typeof v !== "string") throw new TypeError(`${what} must be a string`);
-  return v;
-}
 function int(v: Json | undefined, what: string): number {
   if (typeof v !== "number") throw new TypeError(`${what} must be a number`);
   return v;
