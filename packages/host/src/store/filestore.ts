@@ -15,7 +15,6 @@ import {
   readFileSync,
   readSync,
   unlinkSync,
-  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import {
@@ -27,6 +26,7 @@ import {
   formatDigest,
   parseDigest,
   toHex,
+  utf8,
   type Digest,
   type Envelope,
 } from "@sbx/wire";
@@ -98,8 +98,8 @@ export class FileStore implements Store {
       if (opts.create !== true)
         throw new HostError("StoreUnusable", `${root} is not a store (no sbx-store marker)`);
       for (const d of ["objects", "signed", "records", "tmp"]) mkdirSync(join(root, d), { recursive: true });
-      writeFileSync(marker, STORE_FORMAT + "\n");
-      fsyncDir(root);
+      // The marker goes in last and atomically: a store is either unmarked (create again) or whole.
+      publishRename(writeTemp(join(root, "tmp"), utf8(STORE_FORMAT + "\n")), marker, true);
     }
     if (readFileSync(marker, "utf8").trim() !== STORE_FORMAT)
       throw new HostError("StoreUnusable", `${root}: unknown store format`);
