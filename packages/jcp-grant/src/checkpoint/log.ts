@@ -62,7 +62,7 @@ export function assertTightens(next: EffectiveGrant, cur: EffectiveGrant, spent:
     (b.calls !== null && b.calls < spent.calls) ||
     (b.wall_ms !== null && b.wall_ms < spent.wall_ms)
   )
-    throw new JcpError("BudgetBelowSpent", "an amended budget is not below what is already spent");
+    throw new JcpError("BudgetBelowSpent", "an amended budget may not go below what is already spent");
 }
 
 /** What a holder states in a checkpoint. */

@@ -22,4 +22,4 @@ export type { EventPayload, OpenedEvent } from "./event.ts";
 export { MINT_PAYLOAD_TYPE, MINT_LEDGER_TAG, openMintEntry, MintBook } from "./ledger.ts";
 export type { MintEntry, MintedChild } from "./ledger.ts";
 export { openStanding, StandingMinter, verifyMintLedger, eventAddress } from "./mint.ts";
-export type { StandingGrant, Minted, LedgerSummary, LedgerInput } from "./mint.ts";
+export type { StandingGrant, Minted, LedgerSummary, LedgerInput, LedgerFiles } from "./mint.ts";

@@ -117,18 +117,64 @@ export class StandingMinter {
     return { child, entry: env, chain: [...this.#held, child] };
   }
 
+  /**
+   * resume opens a minter on an existing ledger (§4.6): every entry is verified as by
+   * verifyMintLedger (its codes) and taken into the book, so the next mint follows the last entry.
+   */
+  static resume(
+    s: StandingGrant,
+    minter: KeyPair,
+    l: LedgerFiles,
+    opts: ResolveOptions = {},
+  ): StandingMinter {
+    const m = new StandingMinter(s, minter, opts);
+    const events = indexBy(l.events, openEvent, (e) => e.address);
+    const children = indexBy(
+      l.children,
+      (c) => openGrant(c),
+      (c) => c.address,
+    );
+    for (const env of l.entries) {
+      admit(m.book, env, events, children);
+      m.#entries.push(env as Envelope);
+    }
+    return m;
+  }
+
   /** Every entry this minter signed, in order. */
   get entries(): readonly Envelope[] {
     return this.#entries;
   }
 }
 
-/** What verifyMintLedger needs: the standing grant, ledger entries, and the events and children they cite. */
-export interface LedgerInput extends StandingGrant {
+/** A ledger as stored: entries in order, and the events and children they cite. */
+export interface LedgerFiles {
   readonly entries: readonly unknown[];
   readonly events: readonly unknown[];
   readonly children: readonly unknown[];
+}
+
+/** What verifyMintLedger needs: the standing grant, the ledger, and the trusted roots. */
+export interface LedgerInput extends StandingGrant, LedgerFiles {
   readonly roots?: readonly string[];
+}
+
+// Verifies one entry against the book (verifyMintLedger's order) and appends it; returns its child.
+function admit(
+  book: MintBook,
+  env: unknown,
+  events: Map<Digest, unknown>,
+  children: Map<Digest, unknown>,
+): Digest {
+  const e = openMintEntry(env);
+  const ev = events.get(e.event);
+  const ch = children.get(e.child);
+  if (ev === undefined || ch === undefined)
+    throw new JcpError("BadMintEntry", `entry ${e.seq} cites an event or child not given`);
+  assertInWindow([book.held], e.at_ms);
+  book.check(e, openEvent(ev), childOf(ch, book.held));
+  book.append(e);
+  return e.child;
 }
 
 function indexBy<T>(
@@ -157,17 +203,7 @@ export function verifyMintLedger(input: LedgerInput): LedgerSummary {
     (c) => c.address,
   );
   const out: Digest[] = [];
-  for (const env of input.entries) {
-    const e = openMintEntry(env);
-    const ev = events.get(e.event);
-    const ch = children.get(e.child);
-    if (ev === undefined || ch === undefined)
-      throw new JcpError("BadMintEntry", `entry ${e.seq} cites an event or child not given`);
-    assertInWindow([book.held], e.at_ms);
-    book.check(e, openEvent(ev), childOf(ch, book.held));
-    book.append(e);
-    out.push(e.child);
-  }
+  for (const env of input.entries) out.push(admit(book, env, events, children));
   return {
     policy: book.policy.address,
     head: book.head,

@@ -1,0 +1,134 @@
+// `jcp checkpoint` and `jcp checkpoint verify`: the holder appends a signed checkpoint of its state to
+// a grant's checkpoint log; anyone verifies the log and prints the grant in force (jcp §4.7).
+import { readFileSync } from "node:fs";
+import { blake3, formatDigest, isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
+import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
+import { verifyChain } from "@sbx/jcp-grant/grant";
+import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
+import { readKey } from "../../keyfile.ts";
+import {
+  countArg,
+  grantJson,
+  grantLine,
+  principal,
+  readChain,
+  readJson,
+  timeArg,
+  writeJson,
+} from "./lib/files.ts";
+
+/** readLog reads a checkpoint log file (a JSON list of envelopes); missing means empty. */
+export function readLog(path: string): Envelope[] {
+  let v: unknown = [];
+  try {
+    readFileSync(path);
+    v = readJson(path);
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== "ENOENT") throw e;
+  }
+  if (!Array.isArray(v)) throw new UsageError(`${path} is not a checkpoint log (a JSON list of envelopes)`);
+  return v as Envelope[];
+}
+
+function stateOf(v: { state?: string; "state-file"?: string }): Digest {
+  if (v.state !== undefined && v["state-file"] !== undefined)
+    throw new UsageError("give one of --state and --state-file");
+  if (v.state !== undefined) {
+    if (!isDigest(v.state)) throw new UsageError("--state is a blake3:… digest");
+    return v.state;
+  }
+  if (v["state-file"] === undefined) throw new UsageError("--state or --state-file is required");
+  try {
+    return formatDigest(blake3(readFileSync(v["state-file"])));
+  } catch (e) {
+    throw new UsageError(`cannot read ${v["state-file"]}: ${(e as Error).message}`);
+  }
+}
+
+const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log FILE (--state DIGEST | --state-file FILE)
+                      [--spent-uj AMOUNT] [--spent-calls N] [--spent-wall-ms N] [--at TIME] [--json]
+  Appends the holder's signed checkpoint to the checkpoint log of the last grant in CHAINFILE
+  (jcp §4.7): the state's digest, what has been spent so far, and every amendment seen so far. The
+  log (a JSON list of envelopes, created when missing) is verified first.
+exit: 0 appended, 1 refused (NotHolder, NotAmendable, BrokenCheckpointLog, …), 2 usage error`;
+
+const verifyHelp = `usage: jcp checkpoint verify --chain CHAINFILE --log FILE [--root DID…] [--at TIME] [--json]
+  Verifies a grant's checkpoint log (jcp §4.7) and prints the grant in force: the original with every
+  amendment applied in order. With --root, also verifies the chain at --at under the grant in force.
+exit: 0 valid, 1 invalid (its code is printed), 2 usage error`;
+
+const append: Command = {
+  name: "checkpoint",
+  summary: "append the holder's checkpoint to a grant's log (§4.7)",
+  help,
+  run(args, io) {
+    const { values: v } = parseOptions(
+      args,
+      {
+        key: { type: "string" },
+        chain: { type: "string" },
+        log: { type: "string" },
+        state: { type: "string" },
+        "state-file": { type: "string" },
+        "spent-uj": { type: "string" },
+        "spent-calls": { type: "string" },
+        "spent-wall-ms": { type: "string" },
+        at: { type: "string" },
+        json: { type: "boolean" },
+      },
+      false,
+    );
+    if (!v.key || !v.chain || !v.log) throw new UsageError("--key, --chain and --log are required");
+    const state = stateOf(v);
+    const log = CheckpointLog.replay(readChain(v.chain), readLog(v.log));
+    const spentUj = v["spent-uj"] ?? "0";
+    if (!/^(0|[1-9]\d*)$/.test(spentUj)) throw new UsageError("--spent-uj is microjoules");
+    const spent = {
+      uj: parseAmount(spentUj),
+      calls: countArg(v["spent-calls"], "spent-calls") ?? 0,
+      wall_ms: countArg(v["spent-wall-ms"], "spent-wall-ms") ?? 0,
+    };
+    log.checkpoint(readKey(v.key), { state, spent, at_ms: timeArg(v.at, "at") });
+    writeJson(v.log, log.entries);
+    if (v.json) printJson(io, { head: log.head, length: log.length, amendments: log.amendments });
+    else
+      io.out(
+        `checkpoint ${log.length} appended (acknowledges ${log.amendments} amendments), head ${log.head}`,
+      );
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const verify: Command = {
+  name: "checkpoint verify",
+  summary: "verify a checkpoint log and print the grant in force (§4.7)",
+  help: verifyHelp,
+  run(args, io) {
+    const { values: v } = parseOptions(
+      args,
+      {
+        chain: { type: "string" },
+        log: { type: "string" },
+        root: { type: "string", multiple: true },
+        at: { type: "string" },
+        json: { type: "boolean" },
+      },
+      false,
+    );
+    if (!v.chain || !v.log) throw new UsageError("--chain and --log are required");
+    const chain = readChain(v.chain);
+    const log = CheckpointLog.replay(chain, readLog(v.log));
+    if (v.root)
+      verifyChain(chain, { roots: v.root.map(principal), at_ms: timeArg(v.at, "at"), effective: log.hook() });
+    const g = log.effective;
+    if (v.json)
+      printJson(io, { head: log.head, length: log.length, amendments: log.amendments, grant: grantJson(g) });
+    else
+      io.out(
+        `valid checkpoint log: ${log.length} entries, ${log.amendments} amendments; in force:\n  ${grantLine(g)}`,
+      );
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+export const commands: Command[] = [append, verify];
