@@ -2,16 +2,8 @@
 import { issueGrant, resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import {
-  amountArg,
-  countArg,
-  grantJson,
-  grantLine,
-  principal,
-  sortedSet,
-  timeArg,
-  writeJson,
-} from "./lib/files.ts";
+import { GRANT_OPTIONS, grantFields } from "./lib/fields.ts";
+import { grantJson, grantLine, principal, writeJson } from "./lib/files.ts";
 
 const help = `usage: jcp issue --key FILE --holder DID|KEYFILE --resource PATTERN… --action NAME… --uj AMOUNT
                  --depth N (--exp TIME | --ttl MS) [--nbf TIME] [--calls N] [--wall-ms N] --out FILE [--json]
@@ -34,46 +26,21 @@ export const command: Command = {
   summary: "sign a root grant with a joule budget (§4.1)",
   help,
   run(args, io) {
-    const { values: v } = parseOptions(
-      args,
-      {
-        key: { type: "string" },
-        holder: { type: "string" },
-        resource: { type: "string", multiple: true },
-        action: { type: "string", multiple: true },
-        uj: { type: "string" },
-        calls: { type: "string" },
-        "wall-ms": { type: "string" },
-        depth: { type: "string" },
-        nbf: { type: "string" },
-        exp: { type: "string" },
-        ttl: { type: "string" },
-        out: { type: "string" },
-        json: { type: "boolean" },
-      },
-      false,
-    );
+    const { values: v } = parseOptions(args, GRANT_OPTIONS, false);
     if (!v.key || !v.holder || !v.out || !v.uj || v.depth === undefined)
       throw new UsageError("--key, --holder, --uj, --depth and --out are required");
-    const resources = sortedSet(v.resource);
-    const actions = sortedSet(v.action);
-    if (!resources || !actions) throw new UsageError("at least one --resource and one --action are required");
     const now = Date.now();
-    const ttl = countArg(v.ttl, "ttl");
-    if ((v.exp === undefined) === (ttl === undefined))
-      throw new UsageError("give exactly one of --exp and --ttl");
-    const calls = countArg(v.calls, "calls");
-    const wall_ms = countArg(v["wall-ms"], "wall-ms");
+    const f = grantFields(v, principal(v.holder), "required", now);
+    const { resources, actions, exp_ms } = f;
+    if (!resources || !actions) throw new UsageError("at least one --resource and one --action are required");
     const env = issueGrant(readKey(v.key), {
-      holder: principal(v.holder),
+      ...f,
       resources,
       actions,
-      uj: amountArg(v.uj, "uj") ?? "0",
-      ...(calls !== undefined ? { calls } : {}),
-      ...(wall_ms !== undefined ? { wall_ms } : {}),
-      nbf_ms: timeArg(v.nbf, "nbf", now),
-      exp_ms: ttl !== undefined ? now + ttl : timeArg(v.exp, "exp"),
-      depth: countArg(v.depth, "depth") ?? 0,
+      uj: f.uj ?? "0",
+      nbf_ms: f.nbf_ms ?? now,
+      exp_ms: exp_ms!, // "required": grantFields refused neither --exp nor --ttl
+      depth: f.depth ?? 0,
     });
     writeJson(v.out, [env]);
     const [g] = resolveChain([env]);
