@@ -13,7 +13,7 @@ import {
 } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { assertComponent } from "./component.ts";
-import { ENERGY_RECEIPT_TYPE, type EnergyComponent, type EnergyReceipt } from "./types.ts";
+import { ENERGY_RECEIPT_TYPE, type EnergyReceipt } from "./types.ts";
 
 const RECEIPT_KEYS = [
   "absent",
@@ -89,18 +89,10 @@ export function assertReceipt(v: unknown): asserts v is EnergyReceipt {
   checkComponents(r.components, r.total_uj);
 }
 
-/** What buildReceipt takes: everything but the total, which it computes. */
-export interface ReceiptFields {
-  readonly unit_id: Digest;
-  readonly grants_id: Digest;
-  readonly seq: number;
-  readonly prev: Digest;
-  readonly host: string;
-  readonly start_ms: number;
-  readonly end_ms: number;
-  readonly components: readonly EnergyComponent[];
+/** What buildReceipt takes: the receipt but the total, which it computes; `absent` may be left out. */
+export type ReceiptFields = Omit<EnergyReceipt, "total_uj" | "absent"> & {
   readonly absent?: readonly string[];
-}
+};
 
 /**
  * buildReceipt makes a receipt payload with total_uj the exact sum of its components and `absent`
