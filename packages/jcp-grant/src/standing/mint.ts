@@ -1,10 +1,10 @@
 // §4.6 Minting and ledger verification: a minted child is an ordinary attenuated child of the held
 // grant that cites the policy and the event; each mint appends a minter-signed entry to the ledger.
-import { signPayload, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
+import { addressOf, payloadOf, signPayload, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { JcpError } from "../errors.ts";
 import { attenuate } from "../grant/issue.ts";
-import { resolveGrant, type EffectiveGrant } from "../grant/grant.ts";
-import { openGrant } from "../grant/open.ts";
+import { resolveGrant, type EffectiveGrant, type GrantPayload } from "../grant/grant.ts";
+import { GrantCache, openGrant } from "../grant/open.ts";
 import { assertInWindow, resolveChain, type ResolveOptions } from "../grant/verify.ts";
 import { openEvent, type OpenedEvent } from "./event.ts";
 import { MINT_PAYLOAD_TYPE, MintBook, openMintEntry, type MintEntry, type MintedChild } from "./ledger.ts";
@@ -54,8 +54,8 @@ export function openStanding(s: StandingGrant, opts: ResolveOptions = {}): MintB
   return new MintBook(policy, held);
 }
 
-function childOf(env: unknown, held: EffectiveGrant): MintedChild {
-  const { payload, address } = openGrant(env);
+function childOf(env: unknown, held: EffectiveGrant, cache?: GrantCache): MintedChild {
+  const { payload, address } = openGrant(env, cache);
   if (payload.parent !== held.address)
     throw new JcpError("BrokenChain", `${address} is not a child of the held grant ${held.address}`);
   return { payload, grant: resolveGrant(payload, address, held) };
@@ -66,6 +66,7 @@ export class StandingMinter {
   readonly book: MintBook;
   readonly #held: readonly unknown[];
   readonly #minter: KeyPair;
+  readonly #opts: ResolveOptions;
   readonly #entries: Envelope[] = [];
 
   /** Opens the standing grant (openStanding's codes) and refuses a key that is not the minter (`NotHolder`). */
@@ -75,6 +76,7 @@ export class StandingMinter {
       throw new JcpError("NotHolder", `${minter.did} is not the policy's minter`);
     this.#held = s.held;
     this.#minter = minter;
+    this.#opts = opts;
   }
 
   /**
@@ -88,19 +90,25 @@ export class StandingMinter {
     assertInWindow([this.book.held], at_ms);
     const ev: OpenedEvent = openEvent(event);
     const t = this.book.policy.payload.template;
-    const child = attenuate(this.#held, this.#minter, {
-      holder: t.holder,
-      resources: t.resources,
-      actions: t.actions,
-      uj: t.uj,
-      ...(t.calls !== undefined ? { calls: t.calls } : {}),
-      nbf_ms: at_ms,
-      exp_ms: Math.min(at_ms + t.lifetime_ms, this.book.held.exp_ms),
-      depth: t.depth,
-      mint: { policy: this.book.policy.address, event: ev.address },
-      ...(nonce ? { nonce } : {}),
-    });
-    const minted = childOf(child, this.book.held);
+    const child = attenuate(
+      this.#held,
+      this.#minter,
+      {
+        holder: t.holder,
+        resources: t.resources,
+        actions: t.actions,
+        uj: t.uj,
+        ...(t.calls !== undefined ? { calls: t.calls } : {}),
+        nbf_ms: at_ms,
+        exp_ms: Math.min(at_ms + t.lifetime_ms, this.book.held.exp_ms),
+        depth: t.depth,
+        mint: { policy: this.book.policy.address, event: ev.address },
+        ...(nonce ? { nonce } : {}),
+      },
+      this.#opts,
+    );
+    const payload = payloadOf(child) as unknown as GrantPayload;
+    const minted = { payload, grant: resolveGrant(payload, addressOf(payload), this.book.held) };
     const entry: MintEntry = {
       policy: this.book.policy.address,
       ...this.book.next(),
@@ -129,13 +137,14 @@ export class StandingMinter {
   ): StandingMinter {
     const m = new StandingMinter(s, minter, opts);
     const events = indexBy(l.events, openEvent, (e) => e.address);
+    const cache = new GrantCache(l.children.length + 1);
     const children = indexBy(
       l.children,
-      (c) => openGrant(c),
+      (c) => openGrant(c, cache),
       (c) => c.address,
     );
     for (const env of l.entries) {
-      admit(m.book, env, events, children);
+      admit(m.book, env, events, children, cache);
       m.#entries.push(env as Envelope);
     }
     return m;
@@ -165,6 +174,7 @@ function admit(
   env: unknown,
   events: Map<Digest, unknown>,
   children: Map<Digest, unknown>,
+  cache: GrantCache,
 ): Digest {
   const e = openMintEntry(env);
   const ev = events.get(e.event);
@@ -172,7 +182,7 @@ function admit(
   if (ev === undefined || ch === undefined)
     throw new JcpError("BadMintEntry", `entry ${e.seq} cites an event or child not given`);
   assertInWindow([book.held], e.at_ms);
-  book.check(e, openEvent(ev), childOf(ch, book.held));
+  book.check(e, openEvent(ev), childOf(ch, book.held, cache));
   book.append(e);
   return e.child;
 }
@@ -197,13 +207,14 @@ function indexBy<T>(
 export function verifyMintLedger(input: LedgerInput): LedgerSummary {
   const book = openStanding(input, input.roots ? { roots: input.roots } : {});
   const events = indexBy(input.events, openEvent, (e) => e.address);
+  const cache = new GrantCache(input.children.length + 1);
   const children = indexBy(
     input.children,
-    (c) => openGrant(c),
+    (c) => openGrant(c, cache),
     (c) => c.address,
   );
   const out: Digest[] = [];
-  for (const env of input.entries) out.push(admit(book, env, events, children));
+  for (const env of input.entries) out.push(admit(book, env, events, children, cache));
   return {
     policy: book.policy.address,
     head: book.head,
