@@ -16,10 +16,8 @@ import {
   parseCanonical,
   parseStrict,
   publicKeyFromDidKey,
-  signBytes,
   signPayload,
   testKey,
-  toBase64,
   toHex,
   utf8,
   verifyEd25519,
@@ -27,7 +25,7 @@ import {
   type Json,
   type JsonObject,
 } from "@sbx/wire";
-import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
+import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import { sharedDir } from "../paths.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
@@ -415,18 +413,11 @@ function dsseVectors(): Vector[] {
       "c1-dsse-noncanonical-signed",
       "validly signed non-canonical payload",
       "dsse.verify",
-      verify(signedRaw(T, loose)),
+      verify(signedRaw(T, loose, key("steward"))),
       "NotCanonical",
     ),
   );
   return out;
-}
-
-/** signedRaw signs arbitrary bytes (not canonicalised) to build the non-canonical case. */
-function signedRaw(T: string, body: Uint8Array): Json {
-  const k = key("steward");
-  const sig = toBase64(signBytes(k, pae(T, body)));
-  return { payloadType: T, payload: toBase64(body), signatures: [{ keyid: k.did, sig }] };
 }
 
 function chainVectors(): Vector[] {

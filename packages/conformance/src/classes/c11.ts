@@ -1,17 +1,8 @@
 // C11: grant format and signatures (jcp §4.1). grant.open on valid grants and on grants broken one
 // member at a time (each properly signed, so only the form is wrong), plus signature breaks.
-import {
-  addressOf,
-  pae,
-  signBytes,
-  toBase64,
-  utf8,
-  type Envelope,
-  type Json,
-  type JsonObject,
-} from "@sbx/wire";
+import { addressOf, utf8, type Envelope, type Json, type JsonObject } from "@sbx/wire";
 import { GRANT_PAYLOAD_TYPE, openGrant } from "@sbx/jcp-grant/grant";
-import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
+import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
 import type { ConformanceClass, Vector } from "../types.ts";
 import {
   addr,
@@ -151,7 +142,7 @@ function signatureVectors(): Vector[] {
       "c11-noncanonical",
       "a validly signed payload not in JCS form",
       "grant.open",
-      J(signedRaw('{"issuer":"x", "holder":"y"}')),
+      J(signedRaw(GRANT_PAYLOAD_TYPE, utf8('{"issuer":"x", "holder":"y"}'), ROOT)),
       "NotCanonical",
     ),
   ];
@@ -187,15 +178,6 @@ function oversize(): Envelope {
     (_, i) => `/fs/${String(i).padStart(3, "0")}/${"x".repeat(124)}/**`,
   );
   return sign(rootPayload({ scope: { resources, actions: ["read"] } }), ROOT);
-}
-
-function signedRaw(text: string): Envelope {
-  const body = utf8(text);
-  return {
-    payloadType: GRANT_PAYLOAD_TYPE,
-    payload: toBase64(body),
-    signatures: [{ keyid: ROOT.did, sig: toBase64(signBytes(ROOT, pae(GRANT_PAYLOAD_TYPE, body))) }],
-  };
 }
 
 function childFormVectors(): Vector[] {

@@ -1,5 +1,5 @@
 // Small builders the class generators share: valid cases and refusals in the vector shape.
-import type { Json } from "@sbx/wire";
+import { pae, signBytes, toBase64, type Json, type KeyPair } from "@sbx/wire";
 import type { ClassId, Vector } from "../types.ts";
 
 /** okCase builds a vector that must succeed, with its exact output when given. */
@@ -39,4 +39,21 @@ export function flipBase64Byte(b64: string, i: number): string {
   const b = Buffer.from(b64, "base64");
   b[i % b.length]! ^= 1;
   return b.toString("base64");
+}
+
+/** A one-signature DSSE envelope as a plain JSON object (usable both as an Envelope and as Json). */
+export type RawEnvelope = {
+  payloadType: string;
+  payload: string;
+  signatures: { keyid: string; sig: string }[];
+};
+
+/**
+ * signedRaw signs `body` exactly as given, not canonicalised, as `payloadType` with key `k`: for the
+ * cases the signing APIs would re-encode or refuse (a validly signed non-canonical payload, a
+ * statement a builder rejects).
+ */
+export function signedRaw(payloadType: string, body: Uint8Array, k: KeyPair): RawEnvelope {
+  const sig = toBase64(signBytes(k, pae(payloadType, body)));
+  return { payloadType, payload: toBase64(body), signatures: [{ keyid: k.did, sig }] };
 }

@@ -4,10 +4,7 @@
 import {
   addressOf,
   chainHeads,
-  pae,
-  signBytes,
   signPayload,
-  toBase64,
   utf8,
   type Envelope,
   type Json,
@@ -29,7 +26,7 @@ import {
   weakestProvenance,
   type EnergyComponent,
 } from "@sbx/sandbox-attest/energy";
-import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
+import { errCase, flipBase64Byte, okCase, signedRaw } from "../../generate/build.ts";
 import { key } from "../../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../../types.ts";
 import { obj, optionalStrings } from "../input.ts";
@@ -234,17 +231,10 @@ function signerVectors(): Vector[] {
       "c2-not-canonical",
       "a correctly signed payload that is not in JCS form",
       "energy.receipt.verify",
-      J({ envelope: signedRaw(body) }),
+      J({ envelope: signedRaw(ENERGY_RECEIPT_TYPE, utf8(body), host) }),
       "NotCanonical",
     ),
   ];
-}
-
-/** signedRaw signs bytes as they are (not canonicalised), for the non-canonical case. */
-function signedRaw(body: string): Json {
-  const raw = utf8(body);
-  const sig = toBase64(signBytes(host, pae(ENERGY_RECEIPT_TYPE, raw)));
-  return { payloadType: ENERGY_RECEIPT_TYPE, payload: toBase64(raw), signatures: [{ keyid: host.did, sig }] };
 }
 
 function chainVectors(): Vector[] {

@@ -2,9 +2,6 @@
 import {
   addressOf,
   canonicalBytes,
-  toBase64,
-  pae,
-  signBytes,
   type Digest,
   type Envelope,
   type Json,
@@ -19,6 +16,7 @@ import {
   type PredicateInput,
 } from "@sbx/sandbox-attest/attestation";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
+import { signedRaw } from "../../generate/build.ts";
 import { key } from "../../generate/keys.ts";
 
 export const C = "C3" as const;
@@ -79,11 +77,7 @@ export const okOut = (e: Envelope): Json => ({
 
 /** signRaw signs exact bytes, for statements the builder would refuse or re-canonicalise. */
 export function signRaw(body: Uint8Array, k: KeyPair = host, type = ATTESTATION_PAYLOAD_TYPE): Envelope {
-  return {
-    payloadType: type,
-    payload: toBase64(body),
-    signatures: [{ keyid: k.did, sig: toBase64(signBytes(k, pae(type, body))) }],
-  };
+  return signedRaw(type, body, k);
 }
 export const signJson = (v: unknown, k: KeyPair = host): Envelope => signRaw(canonicalBytes(v), k);
 

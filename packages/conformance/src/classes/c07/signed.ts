@@ -1,14 +1,5 @@
 // C7 signed-manifest vectors: verification broken systematically, and satisfaction.
-import {
-  addressOf,
-  canonicalize,
-  pae,
-  signBytes,
-  toBase64,
-  utf8,
-  type Json,
-  type JsonObject,
-} from "@sbx/wire";
+import { addressOf, canonicalize, utf8, type Json, type JsonObject } from "@sbx/wire";
 import {
   ingestManifest,
   MANIFEST_PAYLOAD_TYPE,
@@ -16,18 +7,12 @@ import {
   signManifest,
   verifyManifest,
 } from "@sbx/sandbox-attest/manifest";
-import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
+import { errCase, flipBase64Byte, okCase, signedRaw } from "../../generate/build.ts";
 import type { Vector } from "../../types.ts";
 import { C, HEX, mallory, steward } from "./common.ts";
 import { FULL } from "./ingest.ts";
 
-function signRaw(body: Uint8Array): JsonObject {
-  return {
-    payloadType: MANIFEST_PAYLOAD_TYPE,
-    payload: toBase64(body),
-    signatures: [{ keyid: steward.did, sig: toBase64(signBytes(steward, pae(MANIFEST_PAYLOAD_TYPE, body))) }],
-  };
-}
+const signRaw = (body: Uint8Array) => signedRaw(MANIFEST_PAYLOAD_TYPE, body, steward);
 
 export function verifyVectors(): Vector[] {
   const m = ingestManifest(FULL);
