@@ -14,7 +14,7 @@ import {
 import { errCase, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
-import { d, flip, host, predicate } from "./c03/fixture.ts";
+import { d, flip, host, predicate, unlinkedPredicate } from "./c03/fixture.ts";
 import { optionalStrings } from "./input.ts";
 
 const C = "C5" as const;
@@ -244,21 +244,7 @@ function spliceVectors(): Vector[] {
 
 /** unlinked returns an attestation of the base predicate with no audit link. */
 function unlinked(): Envelope {
-  const p = predicate();
-  return signAttestation(
-    {
-      unit_id: p.unit_id,
-      grants_id: p.grants_id,
-      manifest: p.manifest,
-      exec_policy: p.exec_policy,
-      energy: p.energy,
-      journal: p.journal,
-      outcome: p.outcome,
-      interval: p.interval,
-      level: "S7",
-    },
-    host,
-  );
+  return signAttestation(unlinkedPredicate({ level: "S7" }), host);
 }
 
 export const klass: ConformanceClass = {

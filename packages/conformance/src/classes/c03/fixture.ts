@@ -48,6 +48,22 @@ export function predicate(over: Partial<PredicateInput> = {}): PredicateInput {
   };
 }
 
+/** unlinkedPredicate is the base predicate (with `over` applied) without audit link or run head. */
+export function unlinkedPredicate(over: Partial<PredicateInput> = {}): PredicateInput {
+  const p = predicate(over);
+  return {
+    unit_id: p.unit_id,
+    grants_id: p.grants_id,
+    manifest: p.manifest,
+    exec_policy: p.exec_policy,
+    energy: p.energy,
+    journal: p.journal,
+    outcome: p.outcome,
+    interval: p.interval,
+    level: p.level,
+  };
+}
+
 /** The full set of bindings of the base predicate, as a vector states them. */
 export function bindings(p: PredicateInput = predicate()): JsonObject {
   return {

@@ -2,17 +2,12 @@
 // statement altered without re-signing; re-signed alterations refused by shape or by binding; the
 // wrong key. Expected codes are stated here, per field, not computed by running the verifier.
 import { addressOf, isDigest, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import {
-  signAttestation,
-  verifyAttestation,
-  type AttestationExpect,
-  type PredicateInput,
-} from "@sbx/sandbox-attest/attestation";
+import { signAttestation, verifyAttestation, type AttestationExpect } from "@sbx/sandbox-attest/attestation";
 import { parseUnit, unitId, UNIT_TYPE } from "@sbx/sandbox-attest/unit";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { ConformanceClass, Handler, Vector } from "../../types.ts";
 import { obj } from "../input.ts";
-import { C, bindings, d, host, okOut, predicate, unit, verifyInput } from "./fixture.ts";
+import { C, bindings, d, host, okOut, predicate, unit, unlinkedPredicate, verifyInput } from "./fixture.ts";
 import { resignedAlterations, shapeVectors, unsignedAlterations } from "./altered.ts";
 import { bindingVectors, keyVectors } from "./keys.ts";
 import { intervalVectors, OP as INTERVAL_OP, verifyIntervalOp } from "./interval.ts";
@@ -93,22 +88,6 @@ function unitVectors(): Vector[] {
       errCase(C, `c3-unit-${id}`, `descriptor refused: ${id}`, "unit.address", { unit: v }, "BadUnit"),
     ),
   ];
-}
-
-/** unlinkedPredicate is the base predicate with no audit link and no run head. */
-function unlinkedPredicate(): PredicateInput {
-  const p = predicate();
-  return {
-    unit_id: p.unit_id,
-    grants_id: p.grants_id,
-    manifest: p.manifest,
-    exec_policy: p.exec_policy,
-    energy: p.energy,
-    journal: p.journal,
-    outcome: p.outcome,
-    interval: p.interval,
-    level: p.level,
-  };
 }
 
 function validVectors(): Vector[] {
