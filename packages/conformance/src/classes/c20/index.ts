@@ -1,9 +1,10 @@
 // C20: standing grants (jcp §4.6). A valid ledger under a policy signed by the held grant's issuer,
 // then ledgers and policies broken one way at a time, each with the code the generator states.
 import { payloadOf, signPayload, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import { MINT_PAYLOAD_TYPE, verifyMintLedger } from "@sbx/jcp-grant/standing";
+import { MINT_PAYLOAD_TYPE } from "@sbx/jcp-grant/standing";
 import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
-import type { ConformanceClass, Handler, Vector } from "../../types.ts";
+import type { ConformanceClass, Vector } from "../../types.ts";
+import { standingVerify } from "./ops.ts";
 import { ALICE, CAROL, HOUR, MALLORY, ROOT, T0 } from "../grants/fixtures.ts";
 import {
   event,
@@ -19,35 +20,6 @@ import {
 
 const C = "C20" as const;
 const MIN = 60_000;
-
-function obj(v: Json | undefined): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new TypeError("input must be an object");
-  return v;
-}
-function list(v: Json | undefined): Json[] {
-  if (!Array.isArray(v)) throw new TypeError("expected a list");
-  return v;
-}
-
-/** standing.verify: policy, held chain, roots, entries, events, children → the ledger's summary. */
-export const standingVerify: Handler = (i) => {
-  const o = obj(i);
-  const s = verifyMintLedger({
-    policy: o.policy,
-    held: list(o.held),
-    roots: list(o.roots) as string[],
-    entries: list(o.entries),
-    events: list(o.events),
-    children: list(o.children),
-  });
-  return {
-    policy: s.policy,
-    head: s.head,
-    length: s.length,
-    total_uj: s.total_uj.toString(),
-    children: [...s.children],
-  };
-};
 
 interface Case {
   readonly policy?: Envelope;

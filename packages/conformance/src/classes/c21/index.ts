@@ -9,11 +9,10 @@ import {
   type JsonObject,
   type KeyPair,
 } from "@sbx/wire";
-import { verifyChain } from "@sbx/jcp-grant/grant";
 import { AMENDMENT_PAYLOAD_TYPE, CHECKPOINT_PAYLOAD_TYPE, CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
-import type { ConformanceClass, Handler, Vector } from "../../types.ts";
-import { effectiveJson } from "../grants/ops.ts";
+import type { ConformanceClass, Vector } from "../../types.ts";
+import { checkpointVerify } from "./ops.ts";
 import {
   addr,
   ALICE,
@@ -29,40 +28,6 @@ import {
 
 const C = "C21" as const;
 const STATE = `blake3:${"5".repeat(64)}`;
-
-function obj(v: Json | undefined): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new TypeError("expected an object");
-  return v;
-}
-function list(v: Json | undefined): Json[] {
-  if (!Array.isArray(v)) throw new TypeError("expected a list");
-  return v;
-}
-
-/**
- * checkpoint.verify: chain, roots, at_ms, entries (the log of grant `log_of`, default the leaf),
- * optional prefix {length, head} → head, length, amendments and the chain's grants in force.
- */
-export const checkpointVerify: Handler = (i) => {
-  const o = obj(i);
-  const chain = list(o.chain);
-  const n = o.log_of === undefined ? chain.length - 1 : Number(o.log_of);
-  const p = o.prefix === undefined ? undefined : obj(o.prefix);
-  const log = CheckpointLog.replay(chain.slice(0, n + 1), list(o.entries), {
-    ...(p ? { prefix: { length: Number(p.length), head: p.head as Digest } } : {}),
-  });
-  const v = verifyChain(chain, {
-    roots: list(o.roots) as string[],
-    at_ms: Number(o.at_ms),
-    effective: log.hook(),
-  });
-  return {
-    head: log.head,
-    length: log.length,
-    amendments: log.amendments,
-    grants: v.grants.map(effectiveJson),
-  };
-};
 
 type Step = ["c", KeyPair, string, number?] | ["a", KeyPair, JsonObject];
 
