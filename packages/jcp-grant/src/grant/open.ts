@@ -1,8 +1,15 @@
 // §4.1 Opening a signed grant: envelope shape, payload type, size, the issuer's one signature, and
 // the payload's form. A bounded cache of envelopes already opened skips the signature check for a
 // byte-identical envelope (same payload, keyid and signature), which is all that was verified.
-import { assertEnvelopeShape, openEnvelope, WireError, type Digest, type Envelope } from "@sbx/wire";
-import { JcpError } from "../errors.ts";
+import {
+  assertEnvelopeShape,
+  openEnvelope,
+  WireError,
+  type Digest,
+  type Envelope,
+  type Opened,
+} from "@sbx/wire";
+import { JcpError, type JcpErrorCode } from "../errors.ts";
 import { checkGrantPayload, type GrantPayload } from "./grant.ts";
 import { GRANT_PAYLOAD_TYPE, MAX_GRANT_BYTES } from "./limits.ts";
 
@@ -16,6 +23,25 @@ export interface OpenedGrant {
 export function rethrow(e: unknown): never {
   if (e instanceof WireError) throw new JcpError(e.code, e.message, { cause: e });
   throw e;
+}
+
+/**
+ * openSigned opens a DSSE envelope of `payloadType` holding at most `maxBytes` (wire §2.4), refusing
+ * as JcpErrors: a payload over the limit is `oversize`, every other wire refusal keeps its code.
+ */
+export function openSigned(
+  env: unknown,
+  payloadType: string,
+  maxBytes: number,
+  oversize: JcpErrorCode,
+): Opened {
+  try {
+    return openEnvelope(env, { payloadType, maxBytes });
+  } catch (e) {
+    if (e instanceof WireError && e.code === "OversizeInput")
+      throw new JcpError(oversize, e.message, { cause: e });
+    rethrow(e);
+  }
 }
 
 /** GrantCache remembers envelopes that opened successfully; at most `max` entries, oldest dropped first. */
@@ -73,14 +99,7 @@ export function openGrant(env: unknown, cache?: GrantCache): OpenedGrant {
   const e = checkOuter(env);
   const hit = cache?.get(e);
   if (hit) return hit;
-  let opened;
-  try {
-    opened = openEnvelope(e, { payloadType: GRANT_PAYLOAD_TYPE, maxBytes: MAX_GRANT_BYTES });
-  } catch (err) {
-    if (err instanceof WireError && err.code === "OversizeInput")
-      throw new JcpError("GrantTooLarge", err.message, { cause: err });
-    rethrow(err);
-  }
+  const opened = openSigned(e, GRANT_PAYLOAD_TYPE, MAX_GRANT_BYTES, "GrantTooLarge");
   const payload = checkGrantPayload(opened.payload);
   if (opened.signers[0] !== payload.issuer)
     throw new JcpError("BadSignature", "a grant is signed by its issuer");

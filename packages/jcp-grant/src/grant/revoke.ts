@@ -6,16 +6,14 @@ import {
   chainNext,
   isDidKey,
   isDigest,
-  openEnvelope,
   signPayload,
-  WireError,
   type Digest,
   type Envelope,
   type KeyPair,
 } from "@sbx/wire";
 import { JcpError } from "../errors.ts";
 import { REVOCATION_PAYLOAD_TYPE } from "./limits.ts";
-import { rethrow } from "./open.ts";
+import { openSigned } from "./open.ts";
 import { resolveChain, type ResolveOptions } from "./verify.ts";
 
 /** The chain tag of a revocation list: head₀ = BLAKE3("jcp.revocation/1"). */
@@ -56,14 +54,7 @@ function checkRevocation(v: Record<string, unknown>): RevocationPayload {
 }
 
 function openRevocation(env: unknown): RevocationPayload {
-  let opened;
-  try {
-    opened = openEnvelope(env, { payloadType: REVOCATION_PAYLOAD_TYPE, maxBytes: 4096 });
-  } catch (e) {
-    if (e instanceof WireError && e.code === "OversizeInput")
-      throw new JcpError("BadRevocation", e.message, { cause: e });
-    rethrow(e);
-  }
+  const opened = openSigned(env, REVOCATION_PAYLOAD_TYPE, 4096, "BadRevocation");
   const r = checkRevocation(opened.payload);
   if (opened.signers.length !== 1 || opened.signers[0] !== r.by)
     throw new JcpError("BadSignature", "a revocation carries one signature, its revoker's");

@@ -8,10 +8,8 @@ import {
   isAmount,
   isDidKey,
   isDigest,
-  openEnvelope,
   parseAmount,
   signPayload,
-  WireError,
   formatAmount,
   type Amount,
   type Digest,
@@ -22,7 +20,7 @@ import { JcpError } from "../errors.ts";
 import { addUsage, remainingOf, usageWithin, ZERO_USAGE, type Remaining, type Usage } from "./budget.ts";
 import type { EffectiveGrant } from "./grant.ts";
 import { SPEND_PAYLOAD_TYPE } from "./limits.ts";
-import { rethrow, type GrantCache } from "./open.ts";
+import { openSigned, type GrantCache } from "./open.ts";
 import type { RevocationIndex } from "./revoke.ts";
 import { chainFromStore, type GrantStore } from "./store.ts";
 import { verifyChain, type EffectiveHook } from "./verify.ts";
@@ -80,14 +78,7 @@ function checkReceipt(v: Record<string, unknown>): SpendPayload {
  * form (`BadReceipt`), signed once by the host it names (`BadSignature`), a trusted host (`UntrustedHost`).
  */
 export function openReceipt(env: unknown, hosts: readonly string[]): SpendPayload {
-  let opened;
-  try {
-    opened = openEnvelope(env, { payloadType: SPEND_PAYLOAD_TYPE, maxBytes: 4096 });
-  } catch (e) {
-    if (e instanceof WireError && e.code === "OversizeInput")
-      throw new JcpError("BadReceipt", e.message, { cause: e });
-    rethrow(e);
-  }
+  const opened = openSigned(env, SPEND_PAYLOAD_TYPE, 4096, "BadReceipt");
   const r = checkReceipt(opened.payload);
   if (opened.signers.length !== 1 || opened.signers[0] !== r.host)
     throw new JcpError("BadSignature", "a receipt carries one signature, its host's");
