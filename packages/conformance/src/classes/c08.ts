@@ -5,10 +5,7 @@
 import {
   addressOf,
   digestBytes,
-  pae,
-  signBytes,
   signPayload,
-  toBase64,
   utf8,
   type Digest,
   type Json,
@@ -23,7 +20,8 @@ import {
   parsePolicy,
   type ExecPolicy,
 } from "@sbx/sandbox-attest/execpolicy";
-import { errCase, flipBase64Byte, okCase } from "../generate/build.ts";
+import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
+import { obj, optionalStrings } from "./input.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, LiveCase, Vector } from "../types.ts";
 
@@ -33,13 +31,7 @@ const T = EXEC_POLICY_PAYLOAD_TYPE;
 const dg = (s: string): Digest => digestBytes(utf8(`c8:${s}`));
 const [SH, MAKE, GIT, EVIL, TOOL] = [dg("sh"), dg("make"), dg("git"), dg("evil"), dg("tool")];
 
-function obj(i: Json): JsonObject {
-  if (typeof i !== "object" || i === null || Array.isArray(i)) throw new TypeError("input must be an object");
-  return i;
-}
-function strs(v: Json | undefined): string[] {
-  return Array.isArray(v) ? v.map(String) : [];
-}
+const strs = (v: Json | undefined): string[] => optionalStrings(v) ?? [];
 
 const ops: Record<string, Handler> = {
   "execpolicy.open": (i) => {
@@ -65,12 +57,7 @@ const ops: Record<string, Handler> = {
 
 /** A steward-signed envelope over exact payload text (to sign non-canonical or malformed policies). */
 function signRaw(text: string): JsonObject {
-  const bytes = utf8(text);
-  return {
-    payloadType: T,
-    payload: toBase64(bytes),
-    signatures: [{ keyid: steward.did, sig: toBase64(signBytes(steward, pae(T, bytes))) }],
-  };
+  return signedRaw(T, utf8(text), steward);
 }
 
 const valid: [string, string, ExecPolicy][] = [

@@ -1,18 +1,10 @@
 // The C21 op (jcp §4.7): a checkpoint log verified, and the chain verified under the grant in force.
-import type { Digest, Json, JsonObject } from "@sbx/wire";
+import type { Digest } from "@sbx/wire";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import type { Handler } from "../../types.ts";
+import { list, obj } from "../input.ts";
 import { effectiveJson } from "../grants/ops.ts";
-
-function obj(v: Json | undefined): JsonObject {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new TypeError("expected an object");
-  return v;
-}
-function list(v: Json | undefined): Json[] {
-  if (!Array.isArray(v)) throw new TypeError("expected a list");
-  return v;
-}
 
 /**
  * checkpoint.verify: chain, roots, at_ms, entries (the log of grant `log_of`, default the leaf),
