@@ -9,10 +9,10 @@ import {
   type Digest,
   type Json,
 } from "@sbx/wire";
+import { PROVENANCES, type Provenance } from "../energy/types.ts";
 import { SandboxAttestError } from "../errors.ts";
 
-/** How an energy figure was obtained (§6.2). */
-export type Provenance = "measured" | "attributed" | "estimated";
+export type { Provenance };
 /** Why a run was closed (§13.2). */
 export type CloseOutcome = "completed" | "failed" | "abandoned";
 
@@ -59,7 +59,6 @@ export interface ClosedSegment {
 /** Any segment of a run record. */
 export type Segment = ExecutedSegment | SuspendedSegment | ResumedSegment | ClosedSegment;
 
-const PROVENANCES: ReadonlySet<string> = new Set(["measured", "attributed", "estimated"]);
 const OUTCOMES: ReadonlySet<string> = new Set(["completed", "failed", "abandoned"]);
 const SOURCE_MAX = 256;
 const BASIS_MAX = 32;
@@ -135,7 +134,7 @@ function parseResumed(o: Record<string, Json>): ResumedSegment {
   );
   if (!isAmount(o.idle_uj)) bad("idle_uj is not a decimal amount");
   const prov = o.idle_provenance;
-  if (typeof prov !== "string" || !PROVENANCES.has(prov))
+  if (typeof prov !== "string" || !(PROVENANCES as readonly string[]).includes(prov))
     bad("idle_provenance is not measured, attributed or estimated");
   const src = o.idle_source;
   if (typeof src !== "string" || src.length === 0 || src.length > SOURCE_MAX)
