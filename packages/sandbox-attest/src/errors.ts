@@ -105,8 +105,7 @@ export type SandboxAttestErrorCode =
   // §14 Environment manifests (each refusal lists its offending members in `members`)
   | "ManifestParseError"
   | "ManifestRefused"
-  | "BadManifest"
-  | "ManifestMismatch";
+  | "BadManifest";
 
 /** One offending member of a refusal that names several (§14): its JSON pointer and a stable code. */
 export interface MemberRefusal {
