@@ -12,7 +12,6 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -43,19 +42,8 @@ export function fsyncPath(p: string): void {
   }
 }
 
-/** writeFileDurably writes `text` to a temp file, fsyncs it, renames it into place and fsyncs the folder. */
-export function writeFileDurably(path: string, dir: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, "w", 0o644);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  fsyncPath(dir);
-}
+/** writeFileDurably: the store's crash-safe whole-file write (temp, fsync, rename, fsync of the folder). */
+export { writeFileDurably } from "../store/durable.ts";
 
 /** appendLines appends envelopes as lines to the ledger and fsyncs before returning. */
 export function appendLines(ledger: string, envs: readonly Envelope[]): void {

@@ -60,7 +60,7 @@ export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<
   ensureDir(p.items);
   const now = o.now ?? Date.now;
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
-  writeFileDurably(p.descriptor, dir, JSON.stringify(s.pool) + "\n");
+  writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
   return s;
 }
@@ -80,7 +80,6 @@ export async function provisionItems(
     ensureDir(p.workspace(item));
     writeFileDurably(
       `${p.item(item)}/item.json`,
-      p.item(item),
       JSON.stringify({ pool: s.pool_id, item, manifest: s.descriptor.manifest }) + "\n",
     );
     let idleCpu = 0n;

@@ -21,10 +21,10 @@ export function tempPath(tmpDir: string): string {
   return join(tmpDir, `${process.pid}-${randomBytes(8).toString("hex")}`);
 }
 
-/** writeTemp writes `bytes` to a new temp file and fsyncs it; returns its path. */
-export function writeTemp(tmpDir: string, bytes: Uint8Array): string {
+/** writeTemp writes `bytes` to a new temp file (mode `mode`, default read-only) and fsyncs it; returns its path. */
+export function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444): string {
   const p = tempPath(tmpDir);
-  const fd = openSync(p, "wx", 0o444);
+  const fd = openSync(p, "wx", mode);
   try {
     writeFully(fd, bytes, 0, "temp");
     faultPoint("fsync-temp");
@@ -58,4 +58,12 @@ export function publishExclusive(tmp: string, dest: string): boolean {
   } finally {
     unlinkSync(tmp);
   }
+}
+
+/**
+ * writeFileDurably replaces `path` with `text` crash-safely: a temp file beside it, fsync, atomic
+ * rename, fsync of the folder. A reader sees the old file or the new one, never half of either.
+ */
+export function writeFileDurably(path: string, text: string, mode = 0o644): void {
+  publishRename(writeTemp(dirname(path), new TextEncoder().encode(text), mode), path, true);
 }

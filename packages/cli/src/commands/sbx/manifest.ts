@@ -1,6 +1,7 @@
 // `sbx manifest ingest` and `sbx manifest verify` (sandbox-attest §14): devcontainer.json → a signed,
 // content-addressed environment manifest, and its verification.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { writeFileDurably } from "@sbx/host/store";
 import {
   ingestManifest,
   isSandboxAttestError,
@@ -19,19 +20,6 @@ function readInput(path: string | undefined): Buffer {
   } catch (e) {
     throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
   }
-}
-
-// Written to a temporary name, flushed, then renamed: a reader never sees half a manifest.
-function writeDurably(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, "w", 0o644);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
 }
 
 // line:column (1-based) of a syntax error's offset in the source text.
@@ -98,7 +86,7 @@ exit: 0 written, 1 refused (members outside the subset), 2 usage error, unreadab
     }
     const out = values.out ?? "manifest.dsse.json";
     const envelope = signManifest(manifest, key);
-    writeDurably(out, JSON.stringify(envelope, null, 2) + "\n");
+    writeFileDurably(out, JSON.stringify(envelope, null, 2) + "\n");
     printAccepted(manifest, { out, signer: key.did }, values.json ?? false, io);
     return Promise.resolve(EXIT.ok);
   },

@@ -1,7 +1,7 @@
 // Shared by the jcp commands: chain, ledger and revocation-list files, times and counts from the
 // command line, and the printed form of effective grants. Files are written atomically with fsync.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { writeFileDurably } from "@sbx/host/store";
 import { isDidKey, type Envelope } from "@sbx/wire";
 import { RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
 import { UsageError } from "../../../command.ts";
@@ -18,21 +18,7 @@ export function readJson(path: string): unknown {
 
 /** writeJson writes a JSON file crash-safely: a temporary file, fsync, rename, fsync of the folder. */
 export function writeJson(path: string, value: unknown): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o644);
-  try {
-    writeSync(fd, JSON.stringify(value, null, 2) + "\n");
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  const dfd = openSync(dirname(path), "r");
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  writeFileDurably(path, JSON.stringify(value, null, 2) + "\n");
 }
 
 /** readChain reads a chain file: a JSON list of grant envelopes, root first. */
