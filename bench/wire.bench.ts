@@ -1,5 +1,6 @@
 // Wire benchmarks (issue: foundation). BLAKE3 bulk against b3sum on the same 256 MiB file; BLAKE3
-// small inputs (32–200 bytes) per implementation against node's SHA-256; Ed25519 sign and verify
+// small inputs (32–4096 bytes) per implementation against node's SHA-256 (the wire's choice: the JS
+// one-chunk compression up to 1024 bytes, native above); Ed25519 sign and verify
 // per backend. Figures are medians; ratios are against an anchor measured in this same run.
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
@@ -8,7 +9,7 @@ import { join } from "node:path";
 import { blake3 as napiBlake3 } from "@napi-rs/blake-hash";
 import { blake3 as nobleBlake3 } from "@noble/hashes/blake3.js";
 import { createBLAKE3 } from "hash-wasm";
-import { blake3, ed25519, nobleBackend, testKey, SMALL_INPUT_MAX } from "@sbx/wire";
+import { blake3, blake3Into, ed25519, nobleBackend, testKey, SMALL_INPUT_MAX } from "@sbx/wire";
 import { gbps, rate, row, timeCommand, timeRuns } from "./measure.ts";
 
 const MiB = 1024 * 1024;
@@ -50,7 +51,8 @@ export default async function wireBench(): Promise<void> {
 
   // Small inputs: where the per-call cost dominates.
   console.log(`BLAKE3 small inputs (hashes/s, median of 5; wire cut-over at ${SMALL_INPUT_MAX} bytes):`);
-  for (const n of [32, 96, 200, 1024, 4096]) {
+  const sink = new Uint8Array(32);
+  for (const n of [32, 96, 200, 768, 1024, 4096]) {
     const input = new Uint8Array(n).fill(7);
     const reps = 20000;
     const per = (fn: (d: Uint8Array) => unknown) =>
@@ -63,12 +65,14 @@ export default async function wireBench(): Promise<void> {
     const w = per(wasmHash);
     const nb = per((d) => nobleBlake3(d));
     const wire = per(blake3);
+    const into = per((d) => blake3Into(d, 0, d.length, sink, 0));
     console.log(`  ${n} bytes:`);
     row("    node sha256 (anchor)", rate(s), 1, "sha256");
     row("    @napi-rs/blake-hash", rate(nat), nat / s, "sha256");
     row("    hash-wasm", rate(w), w / s, "sha256");
     row("    @noble/hashes", rate(nb), nb / s, "sha256");
     row("    wire blake3 (chosen per size)", rate(wire), wire / s, "sha256");
+    row("    wire blake3Into (into a buffer)", rate(into), into / s, "sha256");
   }
 
   // Ed25519.

@@ -1,10 +1,16 @@
 // §2.3 The one module that chooses the BLAKE3 implementation. Every other module hashes through
-// `blake3` / `createBlake3` here, so a browser build and a native build differ only in this file.
+// `blake3` / `blake3Into` / `createBlake3` here, so a browser build and a native build differ only in
+// this file.
 //
-// Measured (bench/blake3.ts): the native binding wins for bulk input, while for short inputs the
-// per-call cost of crossing into native code dominates and hash-wasm is faster. The cut-over length
-// is SMALL_INPUT_MAX. Where the native binding cannot load (a browser), hash-wasm serves all sizes.
+// Measured (bench/wire.bench.ts): for short inputs the per-call cost of crossing into WASM or
+// native code dominates, so the plain-JS one-chunk compression of blake3chunk.ts is fastest up to
+// JS_INPUT_MAX bytes (at 64 bytes in 0.6× hash-wasm's time; at 768 they are even); hash-wasm then wins
+// by a few per cent up to one chunk, and the native binding above (bulk input). `blake3Into`
+// takes the JS path for every input of one chunk, since it then allocates nothing. Where the
+// native binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian
+// platform, where the JS word loads do not apply, hash-wasm also serves small ones.
 import { createBLAKE3, type IHasher } from "hash-wasm";
+import { blake3ChunkInto, checkRanges, chunkHashSupported, CHUNK_LEN } from "./blake3chunk.ts";
 
 /** An incremental BLAKE3-256 hasher. */
 export interface Blake3Hasher {
@@ -17,8 +23,11 @@ interface NativeBinding {
   Blake3Hasher: new () => { update(input: Uint8Array): unknown; digestBuffer(): Uint8Array };
 }
 
-/** Inputs up to this many bytes are hashed by hash-wasm even when the native binding is present. */
-export const SMALL_INPUT_MAX = 1024;
+/** Inputs up to this many bytes (one chunk) are hashed in-process, never by the native binding. */
+export const SMALL_INPUT_MAX = CHUNK_LEN;
+
+/** blake3 hashes inputs up to this many bytes with the JS compression (the measured crossover). */
+const JS_INPUT_MAX = 768;
 
 async function loadNative(): Promise<NativeBinding | null> {
   try {
@@ -42,8 +51,27 @@ function wasmHash(data: Uint8Array): Uint8Array {
 
 /** blake3 returns the 32-byte BLAKE3 hash of `data` (§2.3). */
 export function blake3(data: Uint8Array): Uint8Array {
+  if (data.length <= JS_INPUT_MAX && chunkHashSupported) {
+    const out = new Uint8Array(32);
+    blake3ChunkInto(data, 0, data.length, out, 0);
+    return out;
+  }
   if (native === null || data.length <= SMALL_INPUT_MAX) return wasmHash(data);
   return new Uint8Array(native.blake3(data));
+}
+
+/**
+ * blake3Into writes the 32-byte BLAKE3 hash of src[off, off + len) into out[outOff, outOff + 32)
+ * (§2.3), allocating nothing for inputs of at most SMALL_INPUT_MAX bytes. Throws RangeError for a
+ * range outside `src` or `out`.
+ */
+export function blake3Into(src: Uint8Array, off: number, len: number, out: Uint8Array, outOff: number): void {
+  if (len <= SMALL_INPUT_MAX && chunkHashSupported) {
+    blake3ChunkInto(src, off, len, out, outOff);
+    return;
+  }
+  checkRanges("blake3Into", src, off, len, out, outOff);
+  out.set(blake3(src.subarray(off, off + len)), outOff);
 }
 
 /** createBlake3 returns an incremental hasher, native where available (used for files). */
