@@ -1,16 +1,27 @@
 // §2.3 The one module that chooses the BLAKE3 implementation. Every other module hashes through
-// `blake3` / `blake3Into` / `createBlake3` here, so a browser build and a native build differ only in
+// `blake3` / `createBlake3` / `createBlake3Chunk` here, so a browser build and a native build differ only in
 // this file.
 //
 // Measured (bench/wire.bench.ts): for short inputs the per-call cost of crossing into WASM or
 // native code dominates, so the plain-JS one-chunk compression of blake3chunk.ts is fastest up to
 // JS_INPUT_MAX bytes (at 64 bytes in 0.6× hash-wasm's time; at 768 they are even); hash-wasm then wins
-// by a few per cent up to one chunk, and the native binding above (bulk input). `blake3Into`
-// takes the JS path for every input of one chunk, since it then allocates nothing. Where the
+// by a few per cent up to one chunk, and the native binding above (bulk input). A hasher from
+// `createBlake3Chunk` takes the JS path for every input of one chunk, since its caller builds the
+// input in place and nothing is copied or allocated. Where the
 // native binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian
 // platform, where the JS word loads do not apply, hash-wasm also serves small ones.
 import { createBLAKE3, type IHasher } from "hash-wasm";
-import { blake3ChunkInto, checkRanges, chunkHashSupported, CHUNK_LEN } from "./blake3chunk.ts";
+import { ChunkHasher, chunkHashSupported, CHUNK_LEN } from "./blake3chunk.ts";
+
+/**
+ * A one-chunk BLAKE3-256 hasher over its own input buffer: write up to SMALL_INPUT_MAX bytes at
+ * input[0, len), then digestInto(len, out, outOff) writes the hash at out[outOff, outOff + 32) and
+ * may overwrite the input past `len`.
+ */
+export interface Blake3Chunk {
+  readonly input: Uint8Array;
+  digestInto(len: number, out: Uint8Array, outOff: number): void;
+}
 
 /** An incremental BLAKE3-256 hasher. */
 export interface Blake3Hasher {
@@ -49,11 +60,14 @@ function wasmHash(data: Uint8Array): Uint8Array {
   return wasm.digest("binary");
 }
 
+const shared = new ChunkHasher();
+
 /** blake3 returns the 32-byte BLAKE3 hash of `data` (§2.3). */
 export function blake3(data: Uint8Array): Uint8Array {
   if (data.length <= JS_INPUT_MAX && chunkHashSupported) {
     const out = new Uint8Array(32);
-    blake3ChunkInto(data, 0, data.length, out, 0);
+    shared.input.set(data);
+    shared.digestInto(data.length, out, 0);
     return out;
   }
   if (native === null || data.length <= SMALL_INPUT_MAX) return wasmHash(data);
@@ -61,17 +75,20 @@ export function blake3(data: Uint8Array): Uint8Array {
 }
 
 /**
- * blake3Into writes the 32-byte BLAKE3 hash of src[off, off + len) into out[outOff, outOff + 32)
- * (§2.3), allocating nothing for inputs of at most SMALL_INPUT_MAX bytes. Throws RangeError for a
- * range outside `src` or `out`.
+ * createBlake3Chunk returns a one-chunk hasher (§2.3): the JS compression, which copies and
+ * allocates nothing per hash, or hash-wasm where the JS word loads do not apply.
  */
-export function blake3Into(src: Uint8Array, off: number, len: number, out: Uint8Array, outOff: number): void {
-  if (len <= SMALL_INPUT_MAX && chunkHashSupported) {
-    blake3ChunkInto(src, off, len, out, outOff);
-    return;
-  }
-  checkRanges("blake3Into", src, off, len, out, outOff);
-  out.set(blake3(src.subarray(off, off + len)), outOff);
+export function createBlake3Chunk(): Blake3Chunk {
+  if (chunkHashSupported) return new ChunkHasher();
+  const input = new Uint8Array(SMALL_INPUT_MAX);
+  return {
+    input,
+    digestInto(len, out, outOff) {
+      if (!Number.isInteger(len) || len < 0 || len > SMALL_INPUT_MAX)
+        throw new RangeError(`digestInto: ${len} bytes is not 0..${SMALL_INPUT_MAX}`);
+      out.set(wasmHash(input.subarray(0, len)), outOff);
+    },
+  };
 }
 
 /** createBlake3 returns an incremental hasher, native where available (used for files). */

@@ -1,8 +1,9 @@
 // §2.3 BLAKE3-256 of an input of at most one chunk (1024 bytes), in plain JS over Int32 locals,
-// written into the caller's buffer at an offset: no allocation per call. blake3.ts chooses it for
-// such inputs, where crossing into WASM or native code costs more than the hashing
-// (bench/wire.bench.ts). test/blake3chunk.test.ts checks it against every official vector of
-// length ≤ 1024 and against hash-wasm on random inputs.
+// read from the hasher's own input buffer and written into the caller's buffer at an offset: no
+// copy and no allocation per hash. blake3.ts chooses it for short inputs, where crossing into WASM
+// or native code costs more than the hashing (bench/wire.bench.ts). test/blake3chunk.test.ts
+// checks it against every official vector of length ≤ 1024 and against hash-wasm and
+// @noble/hashes on random inputs.
 //
 // An input of one chunk is hashed as that chunk alone, which is then the root (BLAKE3 spec: chunk
 // chaining and the root node): its 64-byte blocks are compressed in turn from the IV with chunk
@@ -10,7 +11,7 @@
 // bytes it holds (0 for the empty input); the hash is the root's first 8 output words,
 // little-endian.
 
-/** The largest input blake3ChunkInto takes: one BLAKE3 chunk. */
+/** The largest input a ChunkHasher takes: one BLAKE3 chunk. */
 export const CHUNK_LEN = 1024;
 
 /** Whether this platform stores Int32 words little-endian, as the message-word loads here assume. */
@@ -30,55 +31,51 @@ const IV = Int32Array.of(
   0x5be0cd19,
 );
 
-// The chaining value and the chunk's blocks, zero-padded to a whole block, read as LE words.
+// The chaining value, shared: each digest computes it from the IV to the end without yielding.
 const cv = new Int32Array(8);
-const block = new Uint8Array(CHUNK_LEN);
-const words = new Int32Array(block.buffer);
 
 const r16 = (x: number): number => (x >>> 16) | (x << 16);
 const r12 = (x: number): number => (x >>> 12) | (x << 20);
 const r8 = (x: number): number => (x >>> 8) | (x << 24);
 const r7 = (x: number): number => (x >>> 7) | (x << 25);
 
-const inRange = (length: number, off: number, len: number): boolean =>
-  Number.isSafeInteger(off) && Number.isSafeInteger(len) && off >= 0 && len >= 0 && off + len <= length;
+/**
+ * ChunkHasher hashes inputs of at most one chunk written into its own buffer, so a caller can
+ * build the input in place (e.g. with TextEncoder.encodeInto) and receive the hash at an offset of
+ * its own buffer: nothing is copied or allocated per hash.
+ */
+export class ChunkHasher {
+  /** The input buffer: write the input at input[0, len), then call digestInto(len, …). */
+  readonly input = new Uint8Array(CHUNK_LEN);
+  readonly #words = new Int32Array(this.input.buffer);
 
-/** checkRanges throws RangeError, naming `fn`, unless src[off, off + len) and out[outOff, outOff + 32) lie inside their arrays. */
-export function checkRanges(
-  fn: string,
-  src: Uint8Array,
-  off: number,
-  len: number,
-  out: Uint8Array,
-  outOff: number,
-): void {
-  if (!inRange(src.length, off, len) || !inRange(out.length, outOff, 32))
-    throw new RangeError(
-      `${fn}: [${off}, +${len}) of ${src.length} bytes into [${outOff}, +32) of ${out.length}`,
-    );
+  /**
+   * digestInto writes the 32-byte BLAKE3-256 hash of input[0, len) into out[outOff, outOff + 32)
+   * (§2.3), and zeroes the input from `len` to the end of its last 64-byte block. Precondition:
+   * chunkHashSupported. Throws RangeError for len outside 0..CHUNK_LEN or a range outside `out`.
+   */
+  digestInto(len: number, out: Uint8Array, outOff: number): void {
+    if (
+      !Number.isInteger(len) ||
+      !Number.isInteger(outOff) ||
+      len < 0 ||
+      len > CHUNK_LEN ||
+      outOff < 0 ||
+      outOff + 32 > out.length
+    )
+      throw new RangeError(`digestInto: ${len} bytes into [${outOff}, +32) of ${out.length}`);
+    const last = len === 0 ? 0 : (len - 1) >> 6;
+    for (let i = len; i < (last + 1) << 6; i++) this.input[i] = 0;
+    startChain();
+    for (let b = 0; b < last; b++) compress(this.#words, b << 4, 64, b === 0 ? CHUNK_START : 0);
+    compress(this.#words, last << 4, len - (last << 6), (last === 0 ? CHUNK_START : 0) | CHUNK_END | ROOT);
+    writeHash(out, outOff);
+  }
 }
 
-/**
- * blake3ChunkInto writes the 32-byte BLAKE3-256 hash of src[off, off + len) into
- * out[outOff, outOff + 32) (§2.3). Preconditions: len ≤ CHUNK_LEN and chunkHashSupported. Throws
- * RangeError for a length above CHUNK_LEN or a range outside `src` or `out`.
- */
-export function blake3ChunkInto(
-  src: Uint8Array,
-  off: number,
-  len: number,
-  out: Uint8Array,
-  outOff: number,
-): void {
-  if (len > CHUNK_LEN) throw new RangeError(`blake3ChunkInto: ${len} bytes is more than one chunk`);
-  checkRanges("blake3ChunkInto", src, off, len, out, outOff);
-  block.set(src.subarray(off, off + len));
-  const last = len === 0 ? 0 : (len - 1) >> 6;
-  block.fill(0, len, (last + 1) << 6);
-  cv.set(IV);
-  for (let b = 0; b < last; b++) compress(b << 4, 64, b === 0 ? CHUNK_START : 0);
-  compress(last << 4, len - (last << 6), (last === 0 ? CHUNK_START : 0) | CHUNK_END | ROOT);
-  writeHash(out, outOff);
+/** startChain sets the chaining value to the IV. */
+function startChain(): void {
+  for (let i = 0; i < 8; i++) cv[i] = IV[i]!;
 }
 
 /** writeHash writes the chaining value as 32 little-endian bytes at out[outOff]. */
@@ -94,13 +91,12 @@ function writeHash(out: Uint8Array, outOff: number): void {
 }
 
 /**
- * compress runs the BLAKE3 compression function on the block at word `o` of `words` with the
+ * compress runs the BLAKE3 compression function on the block at word `o` of `w` with the
  * chaining value `cv`, chunk counter 0, and replaces `cv` by the first 8 output words. The seven
  * rounds are unrolled with the message schedule applied (each round's words are the previous
  * round's permuted by 2 6 3 10 7 0 4 13 1 11 12 5 9 14 15 8), so every word stays in a local.
  */
-function compress(o: number, blockLen: number, flags: number): void {
-  const w = words;
+function compress(w: Int32Array, o: number, blockLen: number, flags: number): void {
   const m0 = w[o]!;
   const m1 = w[o + 1]!;
   const m2 = w[o + 2]!;

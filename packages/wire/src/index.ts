@@ -14,8 +14,8 @@ export {
 } from "./bytes.ts";
 export { canonicalize, canonicalBytes, parseStrict, parseCanonical, FORBIDDEN_KEYS } from "./json.ts";
 export type { Json, JsonObject, ParseLimits, NumberMode } from "./json.ts";
-export { blake3, blake3Into, createBlake3, blake3Backend, SMALL_INPUT_MAX } from "./blake3.ts";
-export type { Blake3Hasher } from "./blake3.ts";
+export { blake3, createBlake3, createBlake3Chunk, blake3Backend, SMALL_INPUT_MAX } from "./blake3.ts";
+export type { Blake3Hasher, Blake3Chunk } from "./blake3.ts";
 export { isDigest, parseDigest, formatDigest, digestBytes, addressOf } from "./digest.ts";
 export type { Digest } from "./digest.ts";
 export { ed25519, nobleBackend, verifyEd25519, isCanonicalS } from "./ed25519.ts";

@@ -1,13 +1,13 @@
-// The one-chunk BLAKE3 of blake3chunk.ts (chosen by blake3.ts for inputs ≤ 1024 bytes): every
-// official vector of that length, then random inputs, offsets and lengths against hash-wasm and
-// @noble/hashes, two independent implementations.
+// The one-chunk BLAKE3 of blake3chunk.ts (chosen by blake3.ts for short inputs): every official
+// vector of at most 1024 bytes, then random inputs and offsets against hash-wasm and @noble/hashes,
+// two independent implementations.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { blake3 as nobleBlake3 } from "@noble/hashes/blake3.js";
 import { createBLAKE3 } from "hash-wasm";
-import { blake3, blake3Into, toHex } from "@sbx/wire";
-import { blake3ChunkInto, CHUNK_LEN } from "../src/blake3chunk.ts";
+import { blake3, createBlake3Chunk, toHex, SMALL_INPUT_MAX } from "@sbx/wire";
+import { ChunkHasher, CHUNK_LEN } from "../src/blake3chunk.ts";
 import { readExternal } from "./shared.ts";
 
 interface Case {
@@ -28,54 +28,50 @@ function pattern(n: number): Uint8Array {
   return b;
 }
 
-test("every official case of at most one chunk, at offsets in both buffers", () => {
-  const small = tv.cases.filter((c) => c.input_len <= CHUNK_LEN);
-  assert.ok(small.length >= 15, `${small.length} cases ≤ 1024 bytes`);
+/** digest hashes `data` through a fresh input buffer left dirty past the input, at `outOff`. */
+function digest(h: ChunkHasher, data: Uint8Array, outOff = 0): string {
+  h.input.fill(0xcd);
+  h.input.set(data);
+  const out = new Uint8Array(outOff + 32 + 3).fill(0xaa);
+  h.digestInto(data.length, out, outOff);
+  assert.deepEqual([...out.subarray(0, outOff), ...out.subarray(outOff + 32)], Array(outOff + 3).fill(0xaa));
+  return toHex(out.subarray(outOff, outOff + 32));
+}
+
+test("every official case of at most one chunk, through the JS hasher, the wire's choice and blake3", () => {
+  assert.equal(SMALL_INPUT_MAX, CHUNK_LEN);
+  const h = new ChunkHasher();
+  const chosen = createBlake3Chunk();
+  let n = 0;
   for (const [i, c] of tv.cases.entries()) {
     if (c.input_len > CHUNK_LEN) continue;
+    n++;
     const want = c.hash.slice(0, 64);
+    assert.equal(digest(h, pattern(c.input_len), i % 7), want, `case ${i} len ${c.input_len}`);
+    chosen.input.set(pattern(c.input_len));
     const out = new Uint8Array(32);
-    blake3ChunkInto(pattern(c.input_len), 0, c.input_len, out, 0);
-    assert.equal(toHex(out), want, `case ${i} len ${c.input_len}`);
-    const src = new Uint8Array(c.input_len + 13).fill(0xee);
-    src.set(pattern(c.input_len), 7);
-    const wide = new Uint8Array(32 + 9).fill(0xaa);
-    blake3Into(src, 7, c.input_len, wide, 5);
-    assert.equal(toHex(wide.subarray(5, 37)), want, `case ${i} len ${c.input_len} at offsets`);
-    assert.deepEqual([...wide.subarray(0, 5), ...wide.subarray(37)], Array(9).fill(0xaa), `case ${i} bounds`);
+    chosen.digestInto(c.input_len, out, 0);
+    assert.equal(toHex(out), want, `case ${i} len ${c.input_len} createBlake3Chunk`);
     assert.equal(toHex(blake3(pattern(c.input_len))), want, `case ${i} blake3`);
   }
+  assert.ok(n >= 15, `${n} cases of at most 1024 bytes`);
 });
 
-test("random inputs, offsets and lengths agree with hash-wasm and @noble/hashes", () => {
+test("random inputs at random output offsets agree with hash-wasm and @noble/hashes", () => {
+  const h = new ChunkHasher();
   fc.assert(
-    fc.property(
-      fc.uint8Array({ minLength: 0, maxLength: CHUNK_LEN + 40 }),
-      fc.nat(),
-      fc.nat(),
-      fc.nat(40),
-      (data, a, b, outOff) => {
-        const off = data.length === 0 ? 0 : a % data.length;
-        const len = Math.min(CHUNK_LEN, (b % (data.length - off + 1)) | 0);
-        const input = data.subarray(off, off + len);
-        const out = new Uint8Array(outOff + 32);
-        blake3ChunkInto(data, off, len, out, outOff);
-        const got = toHex(out.subarray(outOff));
-        assert.equal(got, wasmHex(input), `len ${len} off ${off}: hash-wasm`);
-        assert.equal(got, toHex(nobleBlake3(input)), `len ${len} off ${off}: noble`);
-      },
-    ),
+    fc.property(fc.uint8Array({ minLength: 0, maxLength: CHUNK_LEN }), fc.nat(40), (data, outOff) => {
+      const got = digest(h, data, outOff);
+      assert.equal(got, wasmHex(data), `len ${data.length}: hash-wasm`);
+      assert.equal(got, toHex(nobleBlake3(data)), `len ${data.length}: noble`);
+    }),
     { numRuns: 2000 },
   );
 });
 
-test("every length 0..1024 and each block boundary, against hash-wasm", () => {
-  const data = pattern(CHUNK_LEN);
-  const out = new Uint8Array(32);
-  for (let n = 0; n <= CHUNK_LEN; n++) {
-    blake3ChunkInto(data, 0, n, out, 0);
-    assert.equal(toHex(out), wasmHex(data.subarray(0, n)), `len ${n}`);
-  }
+test("every length 0..1024, so each block boundary, against hash-wasm", () => {
+  const h = new ChunkHasher();
+  for (let n = 0; n <= CHUNK_LEN; n++) assert.equal(digest(h, pattern(n)), wasmHex(pattern(n)), `len ${n}`);
 });
 
 test("blake3 agrees with hash-wasm on both sides of its JS / hash-wasm / native cut-overs", () => {
@@ -85,23 +81,17 @@ test("blake3 agrees with hash-wasm on both sides of its JS / hash-wasm / native 
   }
 });
 
-test("blake3Into above one chunk agrees with blake3; bad ranges are RangeErrors", () => {
-  const data = pattern(5000);
+test("digestInto refuses a length outside 0..1024 or an output range outside the buffer", () => {
+  const h = new ChunkHasher();
   const out = new Uint8Array(40);
-  blake3Into(data, 3, 4000, out, 8);
-  assert.equal(toHex(out.subarray(8)), toHex(blake3(data.subarray(3, 4003))));
-  const bad: [number, number, number][] = [
-    [-1, 10, 0],
-    [0, 5001, 0],
-    [4990, 11, 0],
-    [0, 10, 9],
-    [0, 10, -1],
-    [0.5, 10, 0],
+  const bad: [number, number][] = [
+    [-1, 0],
+    [CHUNK_LEN + 1, 0],
+    [0.5, 0],
+    [10, 9],
+    [10, -1],
+    [10, 1.5],
   ];
-  for (const [i, [off, len, o]] of bad.entries()) {
-    assert.throws(() => blake3Into(data, off, len, out, o), RangeError, `blake3Into case ${i}`);
-    if (len <= CHUNK_LEN)
-      assert.throws(() => blake3ChunkInto(data, off, len, out, o), RangeError, `chunk case ${i}`);
-  }
-  assert.throws(() => blake3ChunkInto(data, 0, CHUNK_LEN + 1, out, 0), RangeError);
+  for (const [i, [len, o]] of bad.entries())
+    assert.throws(() => h.digestInto(len, out, o), RangeError, `case ${i}`);
 });
