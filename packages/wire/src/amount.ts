@@ -9,10 +9,12 @@ export type Amount = string;
 export const AMOUNT_MAX = (1n << 64n) - 1n;
 
 const AMOUNT_RE = /^(0|[1-9][0-9]{0,19})$/;
+// Well-formed amounts of 20 digits compare as text exactly as they do as numbers.
+const AMOUNT_MAX_TEXT = AMOUNT_MAX.toString();
 
 /** isAmount reports whether `s` is a well-formed amount in range. */
 export function isAmount(s: unknown): s is Amount {
-  return typeof s === "string" && AMOUNT_RE.test(s) && BigInt(s) <= AMOUNT_MAX;
+  return typeof s === "string" && AMOUNT_RE.test(s) && (s.length < 20 || s <= AMOUNT_MAX_TEXT);
 }
 
 /** parseAmount reads an amount; throws `BadAmount` for any other form, `AmountOverflow` above 2^64 − 1. */

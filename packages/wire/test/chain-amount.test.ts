@@ -13,6 +13,7 @@ import {
   compareAmounts,
   concatBytes,
   formatDigest,
+  isAmount,
   parseAmount,
   parseDigest,
   subAmounts,
@@ -71,4 +72,23 @@ test("property: addition of amounts matches bigint arithmetic or overflows", () 
       else assert.equal(parseAmount(addAmounts(a.toString(), b.toString())), a + b);
     }),
   );
+});
+
+test("property: isAmount is the decimal form of 0..2^64 − 1, near the bound and anywhere", () => {
+  const literal = (s: string): boolean => /^(0|[1-9][0-9]*)$/.test(s) && BigInt(s) <= AMOUNT_MAX;
+  const near = fc.bigInt({ min: AMOUNT_MAX - 1000n, max: AMOUNT_MAX + 1000n }).map(String);
+  const text = fc.stringMatching(/^[0-9]{0,22}$/);
+  fc.assert(
+    fc.property(fc.oneof(near, text, fc.bigInt({ min: 0n, max: 1n << 70n }).map(String)), (s) => {
+      assert.equal(isAmount(s), literal(s), s);
+    }),
+    { numRuns: 3000 },
+  );
+  for (const [i, s] of [
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999",
+    "09",
+  ].entries())
+    assert.equal(isAmount(s), literal(s), `case ${i} ${s}`);
 });
