@@ -35,7 +35,7 @@ export {
   subtreeConsistencyPath,
 } from "./shape.ts";
 export type { LeafRange } from "./shape.ts";
-export { CompactRange, MerkleTree, rootOf } from "./tree.ts";
+export { CompactRange, MerkleTree, StoredTree, rootOf } from "./tree.ts";
 export {
   rootFromInclusion,
   verifyInclusion,

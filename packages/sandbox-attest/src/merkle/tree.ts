@@ -60,37 +60,27 @@ export function rootOf<N>(ops: TreeOps<N>, leaves: Iterable<N>): N {
 }
 
 /**
- * MerkleTree keeps every perfect subtree of its leaves (level h holds the nodes over 2^h leaves),
- * so it answers roots of any earlier size and proofs in O(log n) combines. It grows by append.
+ * StoredTree answers roots of any earlier size and proofs in O(log n) combines for a tree that
+ * keeps every perfect subtree of its leaves: `node(h, i)` is the root over leaves [i·2^h, (i+1)·2^h).
+ * How the nodes are stored is the subclass's: MerkleTree keeps node objects in arrays; the §16
+ * fleet tree keeps fixed-size records in flat buffers. The proof code is this one.
  */
-export class MerkleTree<N> {
-  readonly #ops: TreeOps<N>;
-  readonly #levels: N[][] = [[]];
+export abstract class StoredTree<N> {
+  protected readonly ops: TreeOps<N>;
 
-  constructor(ops: TreeOps<N>, leaves: Iterable<N> = []) {
-    this.#ops = ops;
-    for (const leaf of leaves) this.append(leaf);
+  constructor(ops: TreeOps<N>) {
+    this.ops = ops;
   }
 
   /** size is the number of leaves. */
-  get size(): number {
-    return (this.#levels[0] as N[]).length;
-  }
+  abstract get size(): number;
 
-  /** append adds one leaf node on the right and the perfect subtrees it completes. */
-  append(leaf: N): void {
-    let node = leaf;
-    for (let h = 0; ; h++) {
-      const level = (this.#levels[h] ??= []);
-      level.push(node);
-      if (level.length % 2 === 1) return;
-      node = this.#ops.combine(level[level.length - 2] as N, node);
-    }
-  }
+  /** node returns the perfect subtree at `level`, `index`; RangeError where there is none. */
+  protected abstract node(level: number, index: number): N;
 
   /** leaf returns leaf node `index`; RangeError outside the tree. */
   leaf(index: number): N {
-    return this.#node(0, index);
+    return this.node(0, index);
   }
 
   /** root returns MTH of the first `size` leaves (default: all); RangeError above the size. */
@@ -106,9 +96,9 @@ export class MerkleTree<N> {
       throw new RangeError(`rangeRoot: [${r.begin}, ${r.end}) is not a subtree of ${this.size} leaves`);
     const nodes = perfectRanges(r.begin, r.end).map((p) => {
       const h = Math.round(Math.log2(p.end - p.begin));
-      return this.#node(h, p.begin / 2 ** h);
+      return this.node(h, p.begin / 2 ** h);
     });
-    return foldRight(this.#ops, nodes);
+    return foldRight(this.ops, nodes);
   }
 
   /** inclusionProof returns PATH(index, D[0:size]) (RFC 9162 §2.1.3.1). RangeError unless index < size ≤ this.size. */
@@ -143,8 +133,38 @@ export class MerkleTree<N> {
     if (!Number.isSafeInteger(size) || size < 0 || size > this.size)
       throw new RangeError(`size ${size} outside 0..${this.size}`);
   }
+}
 
-  #node(level: number, index: number): N {
+/**
+ * MerkleTree keeps every perfect subtree of its leaves as node objects (level h holds the nodes
+ * over 2^h leaves), so it answers roots of any earlier size and proofs (StoredTree). It grows by
+ * append.
+ */
+export class MerkleTree<N> extends StoredTree<N> {
+  readonly #levels: N[][] = [[]];
+
+  constructor(ops: TreeOps<N>, leaves: Iterable<N> = []) {
+    super(ops);
+    for (const leaf of leaves) this.append(leaf);
+  }
+
+  /** size is the number of leaves. */
+  get size(): number {
+    return (this.#levels[0] as N[]).length;
+  }
+
+  /** append adds one leaf node on the right and the perfect subtrees it completes. */
+  append(leaf: N): void {
+    let node = leaf;
+    for (let h = 0; ; h++) {
+      const level = (this.#levels[h] ??= []);
+      level.push(node);
+      if (level.length % 2 === 1) return;
+      node = this.ops.combine(level[level.length - 2] as N, node);
+    }
+  }
+
+  protected override node(level: number, index: number): N {
     const n = this.#levels[level]?.[index];
     if (n === undefined) throw new RangeError(`no node at level ${level}, index ${index}`);
     return n;
