@@ -2,9 +2,10 @@
 // receipt that binds size, root, total energy and time span.
 import { formatAmount, signPayload, type Envelope, type KeyPair } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
-import { MerkleTree } from "../merkle/tree.ts";
+import { ItemIndex } from "./ids.ts";
 import { FLEET_ITEM_RE, parseFleetItem } from "./item.ts";
 import { fleetBlake3, rootDigest, toWireNode, type FleetTreeOps } from "./node.ts";
+import { FleetTree } from "./tree.ts";
 import {
   FLEET_RECEIPT_TYPE,
   type ConsistencyProof,
@@ -23,41 +24,43 @@ export interface BuildOptions {
   readonly progressEvery?: number;
 }
 
-const U64_MAX = (1n << 64n) - 1n;
-
 /** A built fleet: its items in order and the tree over them, ready to sign and prove. */
 export class Fleet {
-  readonly items: FleetItem[] = [];
-  readonly #index = new Map<string, number>();
-  #total = 0n;
-  readonly #tree: MerkleTree<FleetNode>;
+  readonly #index = new ItemIndex();
+  readonly #tree: FleetTree;
 
   constructor(ops: FleetTreeOps = fleetBlake3) {
-    this.#tree = new MerkleTree(ops);
+    this.#tree = new FleetTree(ops);
     this.ops = ops;
   }
 
   /** The node algebra the tree is built with. */
   readonly ops: FleetTreeOps;
 
-  /** size is the number of items. */
-  get size(): number {
-    return this.items.length;
+  /** items are the fleet's items in order. */
+  get items(): readonly FleetItem[] {
+    return this.#tree.items;
   }
 
-  /** append adds one item on the right (§16.1). Refuses `BadFleetItem` and `DuplicateFleetItem`. */
+  /** size is the number of items. */
+  get size(): number {
+    return this.#tree.size;
+  }
+
+  /**
+   * append adds one item on the right (§16.1). Refuses, adding nothing, `BadFleetItem`,
+   * `DuplicateFleetItem`, and `EnergyOverflow` when the total would exceed 2^64 − 1 (§16.2).
+   */
   append(item: unknown): void {
     const it = parseFleetItem(item);
-    if (this.#index.has(it.item))
+    if (!this.#index.add(it.item))
       throw new SandboxAttestError("DuplicateFleetItem", `item ${it.item} is already in the fleet`);
-    const leaf = this.ops.leaf(it);
-    // Every subtree sum is at most the total, so checking the total keeps every combine in range.
-    if (this.#total + leaf.sum > U64_MAX)
-      throw new SandboxAttestError("EnergyOverflow", `fleet energy would exceed 2^64 - 1 at item ${it.item}`);
-    this.#total += leaf.sum;
-    this.#tree.append(leaf);
-    this.#index.set(it.item, this.items.length);
-    this.items.push(it);
+    try {
+      this.#tree.append(it);
+    } catch (e) {
+      this.#index.removeLast();
+      throw e;
+    }
   }
 
   /** root returns the root node of the first `size` items (default all). */

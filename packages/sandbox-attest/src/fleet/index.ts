@@ -11,8 +11,8 @@ export type {
   ConsistencyProof,
 } from "./types.ts";
 export { FLEET_ITEM_RE, parseFleetItem, itemText, itemBytes } from "./item.ts";
-export { fleetOps, fleetBlake3, toWireNode, fromWireNode, rootDigest } from "./node.ts";
-export type { FleetHash, FleetTreeOps } from "./node.ts";
+export { fleetOps, fleetOpsWith, fleetBlake3, toWireNode, fromWireNode, rootDigest } from "./node.ts";
+export type { FleetHash, FleetHasher, FleetTreeOps } from "./node.ts";
 export { Fleet, buildFleet, fleetReceipt, signFleetReceipt } from "./build.ts";
 export type { BuildOptions, ReceiptFields } from "./build.ts";
 export { parseFleetReceipt, openFleetReceipt, verifyMembership, verifyFleetConsistency } from "./verify.ts";

@@ -5,8 +5,8 @@
 // Both child sums enter the parent's hash, so the root hash fixes the total, and a membership proof
 // fixes both the item's place and that its energy is counted in the total.
 import {
-  blake3,
   bytesEqual,
+  createBlake3Chunk,
   formatAmount,
   formatDigest,
   parseAmount,
@@ -16,53 +16,95 @@ import {
 import { SandboxAttestError } from "../errors.ts";
 import type { TreeOps } from "../merkle/hasher.ts";
 import { itemText } from "./item.ts";
+import { addSums, nodeAt, putAmount, putNode, RECORD } from "./record.ts";
 import type { FleetItem, FleetNode, WireNode } from "./types.ts";
 
 /** A plain hash function returning a fresh 32-byte digest. */
 export type FleetHash = (data: Uint8Array) => Uint8Array;
 
-const U64_MAX = (1n << 64n) - 1n;
+/**
+ * A 32-byte hash over its own input buffer (as @sbx/wire's createBlake3Chunk): the caller writes
+ * the input at input[0, len), then digestInto writes the hash at out[outOff, outOff + 32).
+ */
+export interface FleetHasher {
+  readonly input: Uint8Array;
+  digestInto(len: number, out: Uint8Array, outOff: number): void;
+}
+
 const ITEM_MAX = 512;
 
-/** FleetTreeOps is TreeOps over fleet nodes plus the leaf function, for one hash. */
+/**
+ * FleetTreeOps is TreeOps over fleet nodes plus the leaf function, for one hash, each in two forms:
+ * on node objects (proofs, verification) and on 40-byte records (record.ts) in flat buffers (the
+ * build). Both forms hash the same bytes through the same code.
+ */
 export interface FleetTreeOps extends TreeOps<FleetNode> {
   /** leaf returns the leaf node of a parsed item. */
   leaf(item: FleetItem): FleetNode;
+  /** writeLeaf writes leaf(item) of a parsed item as a record at out[at]; refuses `BadFleetItem` above 512 bytes. */
+  writeLeaf(item: FleetItem, out: Uint8Array, at: number): void;
+  /** writeNode writes node(L, R) of the adjacent records src[at, at + 80) at out[outAt]; refuses `EnergyOverflow`. */
+  writeNode(src: Uint8Array, at: number, out: Uint8Array, outAt: number): void;
 }
 
-/** fleetOps builds the §16.2 node algebra over `hash` (BLAKE3 on the wire; any 32-byte hash for benches). */
+/** fleetOps builds the §16.2 node algebra over a plain `hash` (any 32-byte hash, for benches). */
 export function fleetOps(hash: FleetHash): FleetTreeOps {
-  const node = new Uint8Array(81);
-  const view = new DataView(node.buffer);
-  node[0] = 0x01;
-  const leafBuf = new Uint8Array(1 + ITEM_MAX);
+  const input = new Uint8Array(1 + ITEM_MAX);
+  return fleetOpsWith({
+    input,
+    digestInto: (len, out, outOff) => {
+      out.set(hash(input.subarray(0, len)), outOff);
+    },
+  });
+}
+
+/**
+ * fleetOpsWith builds the §16.2 node algebra over a hasher whose input buffer holds at least
+ * 1 + 512 bytes: the leaf's text is encoded into it in place. RangeError for a smaller buffer.
+ */
+export function fleetOpsWith(h: FleetHasher): FleetTreeOps {
+  if (h.input.length < 1 + ITEM_MAX) throw new RangeError(`fleetOpsWith: input of ${h.input.length} bytes`);
+  const { input } = h;
+  const body = input.subarray(1, 1 + ITEM_MAX);
   const enc = new TextEncoder();
-  const emptyHash = hash(new Uint8Array(0));
+  const pair = new Uint8Array(3 * RECORD); // two child records, then the parent's
+  const emptyHash = new Uint8Array(32);
+  h.digestInto(0, emptyHash, 0);
+  const writeNode = (src: Uint8Array, at: number, out: Uint8Array, outAt: number): void => {
+    addSums(src, at + 32, src, at + RECORD + 32, out, outAt + 32);
+    input[0] = 0x01;
+    for (let i = 0; i < 2 * RECORD; i++) input[1 + i] = src[at + i]!;
+    h.digestInto(1 + 2 * RECORD, out, outAt);
+  };
+  const writeLeaf = (item: FleetItem, out: Uint8Array, at: number): void => {
+    const text = itemText(item);
+    const { read, written } = enc.encodeInto(text, body);
+    if (read !== text.length)
+      throw new SandboxAttestError("BadFleetItem", `item ${item.item} is longer than ${ITEM_MAX} bytes`);
+    putAmount(out, at + 32, item.energy_uj);
+    input[0] = 0x00;
+    h.digestInto(1 + written, out, at);
+  };
   return {
+    writeLeaf,
+    writeNode,
     combine(l, r) {
-      const sum = l.sum + r.sum;
-      if (sum > U64_MAX)
-        throw new SandboxAttestError("EnergyOverflow", `subtree energy ${sum} exceeds 2^64 - 1`);
-      node.set(l.hash, 1);
-      view.setBigUint64(33, l.sum);
-      node.set(r.hash, 41);
-      view.setBigUint64(73, r.sum);
-      return { hash: hash(node), sum };
+      putNode(pair, 0, l);
+      putNode(pair, RECORD, r);
+      writeNode(pair, 0, pair, 2 * RECORD);
+      return nodeAt(pair, 2 * RECORD);
     },
     empty: () => ({ hash: emptyHash.slice(), sum: 0n }),
     equal: (a, b) => a.sum === b.sum && bytesEqual(a.hash, b.hash),
     leaf(item) {
-      const text = itemText(item);
-      const { read, written } = enc.encodeInto(text, leafBuf.subarray(1));
-      if (read !== text.length)
-        throw new SandboxAttestError("BadFleetItem", `item ${item.item} is longer than ${ITEM_MAX} bytes`);
-      return { hash: hash(leafBuf.subarray(0, 1 + written)), sum: parseAmount(item.energy_uj) };
+      writeLeaf(item, pair, 0);
+      return nodeAt(pair, 0);
     },
   };
 }
 
-/** The wire fleet algebra (§16.2): BLAKE3-256. */
-export const fleetBlake3: FleetTreeOps = fleetOps(blake3);
+/** The wire fleet algebra (§16.2): BLAKE3-256, hashed in place by @sbx/wire's one-chunk hasher. */
+export const fleetBlake3: FleetTreeOps = fleetOpsWith(createBlake3Chunk());
 
 /** toWireNode writes a node as `{hash, uj}` (§16.4). */
 export function toWireNode(n: FleetNode): WireNode {
