@@ -17,8 +17,8 @@ newer() { # rebuild only when a source is newer than the output
   for s in "$@"; do [[ "$s" -nt "$target" ]] && return 0; done
   return 1
 }
-src=("$here/execgate.c" "$here/loop.c" "$here/cache.c" "$here/route.c")
-if newer "$out/execgate" "${src[@]}" "$here/gate.h" "$here/route.h"; then
+src=("$here/execgate.c" "$here/loop.c" "$here/decide.c" "$here/notice.c" "$here/lines.c" "$here/cache.c" "$here/marks.c" "$here/route.c")
+if newer "$out/execgate" "${src[@]}" "$here/gate.h" "$here/route.h" "$here/loop.h"; then
   "$cc" "${flags[@]}" -o "$out/execgate.tmp" "${src[@]}"
   mv "$out/execgate.tmp" "$out/execgate"
 fi

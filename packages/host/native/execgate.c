@@ -15,6 +15,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -115,6 +119,8 @@ static void mark_all_mounts(void) {
   FILE *f = fopen("/proc/self/mountinfo", "re");
   if (!f) die("mountinfo");
   char line[4096];
+  // Permission events decide; the notices of the opens that succeeded are what the journal records
+  // (notice.c), also when an ignore mask let an open through unasked.
   uint64_t mask = FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM;
   while (fgets(line, sizeof line, f)) {
     char *save = NULL, *tok = strtok_r(line, " ", &save);
@@ -129,6 +135,8 @@ static void mark_all_mounts(void) {
     if (!mnt || !fs) continue;
     unescape(mnt);
     if (fanotify_mark(G.fan, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, mnt) == 0) {
+      if (fanotify_mark(G.notes, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN | FAN_OPEN_EXEC, AT_FDCWD, mnt) != 0)
+        die("fanotify_mark notices");
       G.marked++;
       continue;
     }
@@ -141,6 +149,48 @@ static void mark_all_mounts(void) {
 
 static const int dropped_caps[] = {21 /*SYS_ADMIN*/, 16 /*SYS_MODULE*/, 17 /*SYS_RAWIO*/, 19 /*SYS_PTRACE*/, 25 /*SYS_TIME*/,
                                    22 /*SYS_BOOT*/, 33 /*MAC_ADMIN*/,  32 /*MAC_OVERRIDE*/, 39 /*BPF*/,      38 /*PERFMON*/};
+
+// No new user or mount namespace inside the sandbox: a new mount namespace holds copies of the
+// mounts, and a copy carries no fanotify mark, so an exec there would never be asked about. Without
+// CAP_SYS_ADMIN only a new user namespace could make one, so unshare(2) and clone(2) with
+// CLONE_NEWUSER or CLONE_NEWNS fail with EPERM, setns(2) too, and clone3(2), whose flags a filter
+// cannot read, with ENOSYS (libc then falls back to clone). x86-64, x32 and i386 numbers.
+#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS)
+#define LD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+// At instruction `at`: if A == k go to instruction `to` (forward), else fall through.
+#define IS(at, k, to) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (to) - (at) - 1, 0)
+static void refuse_namespaces(void) {
+  enum { I386 = 9, ALLOW = 15, FLAGS = 16, NO = 19, NOSYS = 20 }; // instruction indices
+  struct sock_filter f[] = {
+      /* 0 */ LD(arch),
+      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, I386 - 2),
+      /* 2 */ LD(nr),
+      /* 3 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~0x40000000u), // x32 shares these numbers
+      /* 4 */ IS(4, 435, NOSYS),                                  // clone3
+      /* 5 */ IS(5, 308, NO),                                     // setns
+      /* 6 */ IS(6, 272, FLAGS),                                  // unshare
+      /* 7 */ IS(7, 56, FLAGS),                                   // clone
+      /* 8 */ RET(SECCOMP_RET_ALLOW),
+      /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, ALLOW - 10),
+      /* 10 */ LD(nr),
+      /* 11 */ IS(11, 435, NOSYS),
+      /* 12 */ IS(12, 346, NO),
+      /* 13 */ IS(13, 310, FLAGS),
+      /* 14 */ IS(14, 120, FLAGS),
+      /* 15 */ RET(SECCOMP_RET_ALLOW),
+      /* 16 */ LD(args[0]),
+      /* 17 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NS_FLAGS, NO - 18, 0),
+      /* 18 */ RET(SECCOMP_RET_ALLOW),
+      /* 19 */ RET(SECCOMP_RET_ERRNO | EPERM),
+      /* 20 */ RET(SECCOMP_RET_ERRNO | ENOSYS),
+  };
+  struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+    dprintf(2, "execgate: seccomp: %s\n", strerror(errno));
+    _exit(71);
+  }
+}
 
 // The sandbox's pid 1: dies with the helper, gets its own /proc, refuses executable memfds, loses
 // the capabilities that could remount, unshare or trace its way out, then runs the command.
@@ -160,6 +210,7 @@ static void sandbox_init(int lifeline, char **argv) {
   }
   close(fd);
   for (size_t i = 0; i < sizeof dropped_caps / sizeof dropped_caps[0]; i++) prctl(PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0);
+  refuse_namespaces();
   if (G.cwd && chdir(G.cwd) != 0) _exit(72);
   execvp(argv[0], argv);
   dprintf(2, "execgate: exec %s: %s\n", argv[0], strerror(errno));
@@ -237,8 +288,16 @@ int main(int argc, char **argv) {
   fcntl(3, F_SETFD, FD_CLOEXEC);
   fcntl(4, F_SETFD, FD_CLOEXEC);
   G.self = getpid();
-  G.fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+  // Unlimited queue and marks: a dropped notice would be a missing journal line, and every allowed
+  // inode may carry an ignore mask (marks.c).
+  G.fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+                        O_RDONLY | O_LARGEFILE | O_CLOEXEC);
   if (G.fan < 0) die("fanotify_init");
+  // The notices (every successful open, for the journal) go to a second group that nothing waits
+  // on (loop.c); unlimited too, for the same reason.
+  G.notes = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+                          O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+  if (G.notes < 0) die("fanotify_init notices");
   int hb[2];
   if (pipe2(hb, O_CLOEXEC) != 0) die("pipe");
   pid_t w = fork();

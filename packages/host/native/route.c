@@ -3,13 +3,24 @@
 // a script or the PT_INTERP loader of an ELF program (interpreter). After each exec event we note,
 // per pid, the identity of the interpreter the next exec event of that pid must have to count as
 // the interpreter. Reads go through the event's fd (pread) and stat(2): neither raises an event.
+//
+// One exec open can reach the helper twice: as a permission event (decided) and then, once the
+// open has succeeded, as the FAN_OPEN_EXEC notice that is journaled. The route is worked out once,
+// at the first of the two, and carried to the notice with the decision's verdict and source.
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "gate.h"
 #include "route.h"
 
 #define EXPECTS 1024
+#define CARRIES 4096
+#define RUNNERS 4096
+#define EM_X86_64_ 62
+#define EM_386_ 3
 
 struct expect {
   pid_t pid;
@@ -18,16 +29,37 @@ struct expect {
 };
 static struct expect expects[EXPECTS];
 
+struct carry {
+  pid_t pid;
+  dev_t dev;
+  ino_t ino;
+  int route;
+  char src;
+  struct verdict v;
+};
+static struct carry carries[CARRIES];
+
+// What each process runs, as far as its exec notices tell: a loader run as a program, or not.
+struct runner {
+  pid_t pid;
+  int loader;
+};
+static struct runner runners[RUNNERS];
+
 static uint64_t rd(const unsigned char *p, int n) {
   uint64_t v = 0;
   for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
   return v;
 }
 
-// The PT_INTERP path of a little-endian ELF, or 0 when it has none.
+// The PT_INTERP path of an ELF program this kernel would load (little-endian x86-64 or i386,
+// ET_EXEC or ET_DYN), or 0: a file the kernel refuses before it opens an interpreter must not leave an
+// expectation behind, or a later direct exec of the loader would pass for the interpreter.
 static int elf_interp(int fd, const unsigned char *h, ssize_t n, char *out, size_t cap) {
   if (n < 52 || memcmp(h, "\177ELF", 4) != 0 || h[5] != 1) return 0;
   int wide = h[4] == 2;
+  unsigned type = (unsigned)rd(h + 16, 2), machine = (unsigned)rd(h + 18, 2);
+  if ((type != 2 && type != 3) || machine != (wide ? EM_X86_64_ : EM_386_) || (wide && n < 64)) return 0;
   uint64_t phoff = wide ? rd(h + 32, 8) : rd(h + 28, 4);
   unsigned phentsize = (unsigned)(wide ? rd(h + 54, 2) : rd(h + 42, 2));
   unsigned phnum = (unsigned)(wide ? rd(h + 56, 2) : rd(h + 44, 2));
@@ -59,26 +91,75 @@ static int script_interp(const unsigned char *h, ssize_t n, char *out, size_t ca
   return len > 0 && out[0] == '/';
 }
 
-static void expect_next(pid_t pid, int fd) {
+static void interp_of(int fd, struct interp *in) {
   unsigned char h[256];
   char path[PATH_MAX];
-  ssize_t n = pread(fd, h, sizeof h, 0);
-  if (!script_interp(h, n, path, sizeof path) && !elf_interp(fd, h, n, path, sizeof path)) return;
   struct stat st;
+  ssize_t n = pread(fd, h, sizeof h, 0);
+  *in = (struct interp){.known = 1};
+  if (!script_interp(h, n, path, sizeof path) && !elf_interp(fd, h, n, path, sizeof path)) return;
   if (stat(path, &st) != 0) return;
-  struct expect *e = &expects[(unsigned)pid % EXPECTS];
-  e->pid = pid;
-  e->dev = st.st_dev;
-  e->ino = st.st_ino;
+  *in = (struct interp){.dev = st.st_dev, .ino = st.st_ino, .known = 1, .has = 1};
 }
 
-int exec_route(pid_t pid, const struct stat *st, int fd) {
+int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in) {
   struct expect *e = &expects[(unsigned)pid % EXPECTS];
   int route = ROUTE_DIRECT;
   if (e->pid == pid && e->dev == st->st_dev && e->ino == st->st_ino) route = ROUTE_INTERPRETER;
   if (e->pid == pid) e->pid = 0;
-  expect_next(pid, fd);
+  // A file kept under an ignore mask has not changed since its interpreter was looked up; the
+  // interpreter's path may since name another inode, which then counts as run directly (the
+  // cautious side: a loader run directly drops every ignore mask, loop.c).
+  if (!in->known) interp_of(fd, in);
+  if (in->has) *e = (struct expect){.pid = pid, .dev = (dev_t)in->dev, .ino = (ino_t)in->ino};
   return route;
+}
+
+void expect_clear(pid_t pid) {
+  struct expect *e = &expects[(unsigned)pid % EXPECTS];
+  if (e->pid == pid) e->pid = 0;
+}
+
+void carry_put(pid_t pid, int route, const struct key *k, struct verdict v, char src) {
+  struct carry *c = &carries[(unsigned)pid % CARRIES];
+  *c = (struct carry){.pid = pid, .dev = (dev_t)k->dev, .ino = (ino_t)k->ino, .route = route, .src = src, .v = v};
+}
+
+int carry_take(pid_t pid, const struct stat *st, int *route, struct verdict *v, char *src) {
+  struct carry *c = &carries[(unsigned)pid % CARRIES];
+  if (c->pid != pid || c->dev != st->st_dev || c->ino != st->st_ino) return 0;
+  *route = c->route;
+  *v = c->v;
+  *src = c->src;
+  c->pid = 0;
+  return 1;
+}
+
+int is_elf(int fd) {
+  unsigned char h[4];
+  return pread(fd, h, 4, 0) == 4 && memcmp(h, "\177ELF", 4) == 0;
+}
+
+int in_execve(int proc, pid_t pid) {
+  char path[32], buf[24];
+  snprintf(path, sizeof path, "%d/syscall", (int)pid);
+  int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  long nr = strtol(buf, NULL, 10);
+  return nr == 59 || nr == 322; // execve, execveat (x86-64)
+}
+
+void runner_set(pid_t pid, int loader) { runners[(unsigned)pid % RUNNERS] = (struct runner){.pid = pid, .loader = loader}; }
+
+int runner_get(pid_t pid, int *loader) {
+  const struct runner *r = &runners[(unsigned)pid % RUNNERS];
+  if (r->pid != pid) return 0;
+  *loader = r->loader;
+  return 1;
 }
 
 const char *route_name(int r) { return r == ROUTE_INTERPRETER ? "interpreter" : r == ROUTE_LOADER ? "loader" : "direct"; }

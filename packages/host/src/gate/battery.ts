@@ -111,6 +111,46 @@ async function memfdCase(c: Ctx): Promise<BatteryCase> {
   };
 }
 
+/** Cases of the kernel-side cache (§5.5.5) and of the namespace rule: they must not weaken the gate. */
+async function cacheCases(c: Ctx): Promise<BatteryCase[]> {
+  const policy = makePolicy("denylist", [], [c.denied]);
+  const marker = join(c.ws, "m");
+  rmSync(marker, { force: true });
+  const ns = await sh(c, policy, "unshare -Urm ./denied m; unshare -U true; exit 0");
+  const nsPassed = !ns.stdout.includes("DENIED-RAN") && !existsSync(marker);
+  const re = await sh(
+    c,
+    policy,
+    "cp allowed prog && ./prog && ./prog && cat denied > prog && ./prog m; exit 0",
+  );
+  const rePassed =
+    !re.stdout.includes("DENIED-RAN") &&
+    !existsSync(marker) &&
+    re.decisions.some((d) => d.digest === c.denied && d.rule === "denied" && d.path.endsWith("/prog"));
+  const warm = await sh(c, policy, `./allowed; ./allowed; ./allowed; ${LOADER} ./allowed; exit 0`);
+  const direct = warm.decisions.filter((d) => d.digest === c.ok && d.route === "direct");
+  const mapped = warm.decisions.some((d) => d.digest === c.ok && d.route === "loader" && d.allowed);
+  return [
+    {
+      id: "c8-live-deny-userns",
+      desc: "no new user or mount namespace (whose mounts would carry no mark) can be made",
+      passed: nsPassed,
+      ...(nsPassed ? {} : { detail: ns.stdout }),
+    },
+    {
+      id: "c8-live-deny-rewritten",
+      desc: "an allowed file the kernel no longer asks about, rewritten in place with denied bytes, is refused",
+      passed: rePassed,
+    },
+    {
+      id: "c8-live-journal-warm",
+      desc: "every warm exec is journaled, and so is a program a loader run by hand maps",
+      passed: direct.length === 3 && mapped,
+      ...(direct.length === 3 && mapped ? {} : { detail: JSON.stringify(warm.decisions) }),
+    },
+  ];
+}
+
 const TOOLCHAIN =
   "set -e; echo 'a b c' | tr a-z A-Z | wc -w; printf 'all:\\n\\t@echo made\\n' > Makefile; make; rm -rf g; git init -q g; git -C g -c user.name=t -c user.email=t@t commit -q --allow-empty -m x; git -C g log --oneline | wc -l";
 
@@ -178,6 +218,7 @@ export async function runBattery(): Promise<BatteryCase[]> {
         absolute.decisions.some((d) => d.digest === c.denied && d.rule === "denied") &&
         !absolute.stdout.includes("RAN"),
     });
+    out.push(...(await cacheCases(c)));
     out.push(...(await allowlistCases(c)));
     out.push(await killCase(c));
     return out;

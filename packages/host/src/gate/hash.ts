@@ -22,11 +22,6 @@ export interface Hashed extends ElfFacts {
 
 const CHUNK = 1 << 20;
 
-/** keyString renders a stat key for maps. */
-export function keyString(k: StatKey): string {
-  return `${k.dev}:${k.ino}:${k.size}:${k.mtimeNs}:${k.ctimeNs}`;
-}
-
 /** hashFile hashes the file at `path` (§5.5.5); throws the fs error when it cannot be read. */
 export async function hashFile(path: string, want?: StatKey): Promise<Hashed> {
   const fh = await open(path, "r");

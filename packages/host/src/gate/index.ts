@@ -2,7 +2,7 @@
 export { startGate, runGated } from "./session.ts";
 export type { GateOptions, GateResult, GateSession } from "./session.ts";
 export type { GateStats } from "./protocol.ts";
-export { hashFile, keyString } from "./hash.ts";
+export { hashFile } from "./hash.ts";
 export type { Hashed, StatKey } from "./hash.ts";
 export { elfFacts } from "./elf.ts";
 export type { ElfFacts } from "./elf.ts";

@@ -1,4 +1,5 @@
 // §5.5.5 The helper protocol (see native/loop.c): text lines, one message each.
+import type { Readable } from "node:stream";
 import type { StatKey } from "./hash.ts";
 
 /** A message from the helper. */
@@ -10,7 +11,8 @@ export type HelperMessage =
       readonly allowed: boolean;
       readonly route: "direct" | "interpreter" | "loader";
       readonly source: "cache" | "hash" | "timeout";
-      readonly key: StatKey;
+      /** The id of the verdict (the answered miss) that decided; 0 for a timeout. */
+      readonly verdict: number;
       readonly pid: number;
       readonly path: string;
     }
@@ -29,6 +31,10 @@ export interface GateStats {
   readonly timeouts: number;
   /** The helper's own CPU time (user + system), microseconds. */
   readonly helperCpuUs: number;
+  /** Execs the kernel let through under an ignore mask (journaled from their notice). */
+  readonly kernelHits: number;
+  /** Ignore masks the helper set for execs. */
+  readonly marks: number;
 }
 
 function keyAt(f: readonly string[], i: number): StatKey {
@@ -51,20 +57,22 @@ export function parseHelperLine(line: string): HelperMessage | null {
     case "d": {
       const route = ROUTES[f[2] as keyof typeof ROUTES];
       const source = SOURCES[f[3] as keyof typeof SOURCES];
-      const hex = f[12] ?? "-";
+      const hex = f[6] ?? "-";
       return {
         kind: "decision",
         allowed: f[1] === "1",
         route,
         source,
-        key: keyAt(f, 4),
-        pid: Number(f[11]),
+        verdict: Number(f[4]),
+        pid: Number(f[5]),
         path: hex === "-" ? "" : Buffer.from(hex, "hex").toString(),
       };
     }
     case "x": {
       const code = Number(f[1]);
-      const [hits, misses, denies, timeouts, helperCpuUs] = f.slice(3, 8).map(Number) as [
+      const [hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks] = f.slice(3, 10).map(Number) as [
+        number,
+        number,
         number,
         number,
         number,
@@ -75,12 +83,29 @@ export function parseHelperLine(line: string): HelperMessage | null {
         kind: "exit",
         code: code < 0 ? null : code,
         signal: Number(f[2]),
-        stats: { hits, misses, denies, timeouts, helperCpuUs },
+        stats: { hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks },
       };
     }
     default:
       return null;
   }
+}
+
+/**
+ * onLines calls `f` with each line the helper writes on `input`, in order. The helper batches its
+ * lines (native/lines.c), so a chunk holds many; every line is ASCII (paths travel as hex).
+ */
+export function onLines(input: Readable, f: (line: string) => void): void {
+  let rest = "";
+  input.on("data", (chunk: Buffer) => {
+    const text = rest + chunk.toString("latin1");
+    let at = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", at)) {
+      f(text.slice(at, nl));
+      at = nl + 1;
+    }
+    rest = text.slice(at);
+  });
 }
 
 /** verdictLine renders the answer to a miss. */

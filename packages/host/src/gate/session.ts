@@ -1,8 +1,7 @@
 // §5.5.5 One gated sandbox: spawns the helper, answers its misses by hashing, keeps the journal of
 // decisions, and reports how the sandbox ended.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import type { Digest } from "@sbx/wire";
 import {
   decide,
@@ -14,10 +13,10 @@ import {
 } from "@sbx/sandbox-attest/execpolicy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { HostError } from "../errors.ts";
-import { hashFile, keyString, type StatKey } from "./hash.ts";
+import { hashFile, type StatKey } from "./hash.ts";
 import { assertGateAvailable, HELPER_PATH } from "./helper.ts";
 import { LoaderSet } from "./loaders.ts";
-import { parseHelperLine, verdictLine, type GateStats, type HelperMessage } from "./protocol.ts";
+import { onLines, parseHelperLine, verdictLine, type GateStats, type HelperMessage } from "./protocol.ts";
 
 /** What to run under the gate. */
 export interface GateOptions {
@@ -98,7 +97,8 @@ function helperArgs(o: GateOptions): string[] {
 
 class Session {
   readonly decisions: ExecDecision[] = [];
-  readonly known = new Map<string, Known>();
+  /** What each answered miss found, by its id: the verdict ids decision lines cite. */
+  readonly known = new Map<number, Known>();
   stats: GateStats | null = null;
   exit: { code: number | null; signal: number } | null = null;
 
@@ -122,7 +122,7 @@ class Session {
       if (h.interp !== null) await this.loaders.learn(h.interp);
       const v = decide(this.o.policy, h.digest);
       allowed = v.allowed && h.sameFile;
-      this.known.set(keyString(key), { digest: h.digest, rule: h.sameFile ? v.rule : "changed" });
+      this.known.set(id, { digest: h.digest, rule: h.sameFile ? v.rule : "changed" });
       line = verdictLine(id, allowed, h.elf, this.loaders.has(h.digest) || h.loaderShape);
     } catch {
       // The file is gone or unreadable (its process ended): nothing may run from it.
@@ -132,7 +132,7 @@ class Session {
   }
 
   record(m: Extract<HelperMessage, { kind: "decision" }>): void {
-    const k = this.known.get(keyString(m.key));
+    const k = this.known.get(m.verdict);
     const rule = m.source === "timeout" || k === undefined ? "timeout" : k.rule;
     const digest = k?.digest ?? null;
     const d: ExecDecision = {
@@ -144,8 +144,9 @@ class Session {
       source: m.source,
       pid: m.pid,
     };
-    this.decisions.push(d);
-    this.journal.append(execDecisionEvent(d, this.policy));
+    // The journaled event is the decision too (it has every member of one): one object kept, not two.
+    const e = this.journal.append(execDecisionEvent(d, this.policy));
+    if (e.type === "exec.decision") this.decisions.push(e);
   }
 
   on(m: HelperMessage): void {
@@ -183,12 +184,11 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
   ctl.on("error", () => undefined);
   const s = new Session(o, ctl, loaders);
   const io = collect(child);
-  const lines = createInterface({ input: child.stdio[4] as NodeJS.ReadableStream });
   const closed = new Promise<{ code: number | null }>((resolve) =>
     child.on("close", (code) => resolve({ code })),
   );
   const ready = new Promise<Extract<HelperMessage, { kind: "ready" }>>((resolve, reject) => {
-    lines.on("line", (l) => {
+    onLines(child.stdio[4] as Readable, (l) => {
       const m = parseHelperLine(l);
       if (m?.kind === "ready") resolve(m);
       else if (m) s.on(m);

@@ -1,0 +1,204 @@
+// Permission events (sandbox-attest §5.5.4–§5.5.5): each open the kernel asks about waits here
+// until it is decided from the cache or after asking the Node side, and the timeout denies it. A
+// refusal is journaled at once (the open fails, so no notice follows); an allowed exec or loader
+// mapping is carried to the notice of the same open (notice.c), which journals it.
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "loop.h"
+#include "route.h"
+
+#define MAXPEND 4096
+#define MAXREQ 4096
+
+struct pend {
+  int fd, exec, route, used, waiting, asked, have_e, have_f;
+  pid_t pid;
+  struct key fk, ek; // the file's key; for a plain open, the key of the process's executable
+  struct interp in;
+  struct verdict ve, vf;
+  int64_t deadline;
+};
+struct req {
+  int id, used;
+  struct key k;
+};
+
+static struct pend pends[MAXPEND];
+static struct req reqs[MAXREQ];
+static int next_id = 1;
+static int npend;
+
+#define KEYFMT "%" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+#define KEYARGS(k) (k).dev, (k).ino, (k).size, (k).mtime_s, (k).mtime_ns, (k).ctime_s, (k).ctime_ns
+
+static void answer(int fd, int allow) {
+  struct fanotify_response r = {.fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY};
+  if (write(g->fan, &r, sizeof r) != (ssize_t)sizeof r) dprintf(2, "execgate: respond: %s\n", strerror(errno));
+  close(fd);
+}
+
+// Answers `p`; `vid` is the verdict that decided (0: none, a timeout), journaled when `journaled`.
+static void finish(struct pend *p, int allow, int journaled, char src, uint32_t vid) {
+  if (!allow) counts.denies++;
+  if (!allow && p->exec) expect_clear(p->pid);
+  if (journaled) journal_line(p->fd, allow, p->route, src, vid, p->pid);
+  answer(p->fd, allow);
+  p->used = 0;
+  npend--;
+}
+
+// With the cache on, an allowed file's inode gets an ignore mask: the kernel stops asking (marks.c).
+static void remember(struct pend *p, struct verdict f) {
+  if (g->use_cache && f.allow && p->exec) mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf));
+}
+
+// The content decision of an exec, or of a file a loader running as a program maps.
+static void decided(struct pend *p, struct verdict f) {
+  char src = p->asked ? 'n' : 'c';
+  if (!p->asked) counts.hits++;
+  remember(p, f);
+  if (!f.allow) return finish(p, 0, 1, src, f.id);
+  carry_put(p->pid, p->route, &p->fk, f, src);
+  finish(p, 1, 0, src, f.id);
+}
+
+static void request(struct pend *p, const struct key *k, const char *path) {
+  p->asked = 1;
+  counts.misses++;
+  for (int i = 0; i < MAXREQ; i++)
+    if (reqs[i].used && key_eq(&reqs[i].k, k)) {
+      p->waiting = reqs[i].id;
+      return;
+    }
+  for (int i = 0; i < MAXREQ; i++)
+    if (!reqs[i].used) {
+      reqs[i] = (struct req){.id = next_id++, .used = 1, .k = *k};
+      p->waiting = reqs[i].id;
+      emit(1, "m %d %s " KEYFMT "\n", reqs[i].id, path, KEYARGS(*k));
+      return;
+    }
+  p->waiting = -1; // no room: the deadline denies it
+}
+
+static void ask(struct pend *p, const struct key *k, const char *fmt, int a, int b) {
+  char path[64];
+  snprintf(path, sizeof path, fmt, a, b);
+  request(p, k, path);
+}
+
+static int lookup(const struct key *k, int have, struct verdict hv, struct verdict *v) {
+  if (have) {
+    *v = hv;
+    return 1;
+  }
+  return g->use_cache && cache_get(k, v);
+}
+
+// An ordinary program (through its own loader) opening an ELF file: not an execution, allowed.
+// With the cache on, the file's verdict is learnt once so the kernel can skip its later opens.
+static void open_by_program(struct pend *p) {
+  struct verdict f;
+  if (g->use_cache && !loader_seen) {
+    if (!lookup(&p->fk, p->have_f, p->vf, &f)) return ask(p, &p->fk, "/proc/%d/fd/%d", (int)g->self, p->fd);
+    if (f.allow) mark_open(g->fan, p->fd, &p->fk, f);
+  }
+  finish(p, 1, 0, 'c', 0);
+}
+
+// Decides `p` if every verdict it needs is known; otherwise asks for the missing one.
+static void evaluate(struct pend *p) {
+  struct verdict v;
+  if (!p->exec) {
+    if (!lookup(&p->ek, p->have_e, p->ve, &v)) return ask(p, &p->ek, "/proc/%d/exe", (int)p->pid, 0);
+    if (!v.loader) return open_by_program(p);
+    // The exec of a new program opens it once more before the executable changes: that open is
+    // the exec's, decided and journaled as such, not a mapping by the loader.
+    if (in_execve(g->proc, p->pid)) return finish(p, 1, 0, 'c', 0);
+    if (!loader_seen) loaders_running(); // a loader runs whose exec was not seen as direct
+  }
+  if (!lookup(&p->fk, p->have_f, p->vf, &v)) return ask(p, &p->fk, "/proc/%d/fd/%d", (int)g->self, p->fd);
+  if (!p->exec && !v.elf) return finish(p, 1, 0, 'c', 0);
+  if (p->exec && v.loader && p->route == ROUTE_DIRECT && !loader_seen) loaders_running();
+  decided(p, v);
+}
+
+static struct pend *new_pend(void) {
+  for (int i = 0; i < MAXPEND; i++)
+    if (!pends[i].used) {
+      memset(&pends[i], 0, sizeof pends[i]);
+      pends[i].used = 1;
+      npend++;
+      return &pends[i];
+    }
+  return NULL;
+}
+
+static int is_ours(pid_t pid) { return pid == g->self || pid == g->node_pid || pid == g->warden; }
+
+void on_permission(const struct fanotify_event_metadata *m) {
+  struct stat st;
+  if (is_ours(m->pid) || fstat(m->fd, &st) != 0 || !S_ISREG(st.st_mode)) return answer(m->fd, 1);
+  struct pend *p = new_pend();
+  if (!p) return answer(m->fd, 0);
+  p->fd = m->fd;
+  p->pid = m->pid;
+  p->deadline = now_ms() + g->timeout_ms;
+  key_of(&st, &p->fk);
+  p->exec = (m->mask & FAN_OPEN_EXEC_PERM) != 0;
+  if (!p->exec && !is_elf(m->fd)) {
+    // Only ELF files can be mapped by a loader: allow, and with the cache on, tell the kernel to
+    // stop asking about this inode's opens (the ignore mask is cleared when the file is modified).
+    if (g->use_cache) ignore_opens(g->fan, m->fd, FAN_OPEN_PERM);
+    return finish(p, 1, 0, 'c', 0);
+  }
+  unmark(st.st_dev, st.st_ino, p->exec); // the kernel asked: no mask of ours holds for this kind of open
+  if (p->exec) p->route = exec_route(m->pid, &st, m->fd, &p->in);
+  else {
+    char exe[32];
+    struct stat es;
+    snprintf(exe, sizeof exe, "%d/exe", (int)m->pid);
+    p->route = ROUTE_LOADER;
+    if (fstatat(g->proc, exe, &es, 0) != 0) return finish(p, 0, 0, 'c', 0);
+    key_of(&es, &p->ek);
+  }
+  evaluate(p);
+}
+
+void on_verdict(struct verdict v) {
+  struct req *r = NULL;
+  for (int i = 0; i < MAXREQ && !r; i++)
+    if (reqs[i].used && reqs[i].id == (int)v.id) r = &reqs[i];
+  if (!r) return;
+  r->used = 0;
+  if (g->use_cache) cache_put(&r->k, v);
+  for (int i = 0; i < MAXPEND; i++) {
+    struct pend *p = &pends[i];
+    if (!p->used || p->waiting != r->id) continue;
+    p->waiting = 0;
+    if (!p->exec && !p->have_e && key_eq(&r->k, &p->ek)) p->have_e = 1, p->ve = v;
+    else p->have_f = 1, p->vf = v;
+    evaluate(p);
+  }
+}
+
+int expire(void) {
+  int64_t now = now_ms(), next = now + g->stall_ms / 4;
+  for (int i = 0; i < MAXPEND && npend > 0; i++) {
+    struct pend *p = &pends[i];
+    if (!p->used) continue;
+    if (p->deadline <= now) {
+      counts.timeouts++;
+      finish(p, 0, 1, 't', 0);
+    } else if (p->deadline < next)
+      next = p->deadline;
+  }
+  return (int)(next - now);
+}
+
+void deny_pending(void) {
+  for (int i = 0; i < MAXPEND; i++)
+    if (pends[i].used) finish(&pends[i], 0, 1, 't', 0);
+}

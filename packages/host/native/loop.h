@@ -1,0 +1,34 @@
+// What the modules of the helper's event loop share (sandbox-attest §5.5): loop.c (the poll loop
+// and the control channel), decide.c (permission events), notice.c (open notices), lines.c (the
+// lines to the Node side).
+#ifndef EXECGATE_LOOP_H
+#define EXECGATE_LOOP_H
+#include <stdint.h>
+#include <sys/fanotify.h>
+#include <sys/types.h>
+#include "gate.h"
+
+extern struct gate *g;
+extern struct counts counts;
+// Set once a loader has run as a program: from then on no ELF file gets an ignore mask for plain
+// opens, so every file a loader maps is asked about while the loader waits.
+extern int loader_seen;
+
+// lines.c
+void emit(int urgent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void flush_out(int block);
+int flush_due(void);
+void journal_line(int fd, int allow, int route, char src, uint32_t vid, pid_t pid);
+void stop_sandbox(int code) __attribute__((noreturn));
+void loaders_running(void);
+
+// decide.c
+void on_permission(const struct fanotify_event_metadata *m);
+void on_verdict(struct verdict v);
+int expire(void);
+void deny_pending(void);
+
+// notice.c
+void on_notice(const struct fanotify_event_metadata *m);
+
+#endif
