@@ -65,11 +65,17 @@ export class ChunkHasher {
     )
       throw new RangeError(`digestInto: ${len} bytes into [${outOff}, +32) of ${out.length}`);
     const last = len === 0 ? 0 : (len - 1) >> 6;
-    for (let i = len; i < (last + 1) << 6; i++) this.input[i] = 0;
+    this.#pad(len, (last + 1) << 4);
     startChain();
     for (let b = 0; b < last; b++) compress(this.#words, b << 4, 64, b === 0 ? CHUNK_START : 0);
     compress(this.#words, last << 4, len - (last << 6), (last === 0 ? CHUNK_START : 0) | CHUNK_END | ROOT);
     writeHash(out, outOff);
+  }
+
+  /** #pad zeroes the input from byte `len` to word `end`: bytes up to a word boundary, then words. */
+  #pad(len: number, end: number): void {
+    for (let i = len; i % 4 !== 0; i++) this.input[i] = 0;
+    for (let w = (len + 3) >> 2; w < end; w++) this.#words[w] = 0;
   }
 }
 

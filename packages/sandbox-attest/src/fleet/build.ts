@@ -26,11 +26,13 @@ export interface BuildOptions {
 
 /** A built fleet: its items in order and the tree over them, ready to sign and prove. */
 export class Fleet {
-  readonly #index = new ItemIndex();
+  readonly #index: ItemIndex;
   readonly #tree: FleetTree;
 
-  constructor(ops: FleetTreeOps = fleetBlake3) {
-    this.#tree = new FleetTree(ops);
+  /** A fleet built with `ops`; `expected` items, when known, size the node store once. */
+  constructor(ops: FleetTreeOps = fleetBlake3, expected = 0) {
+    this.#tree = new FleetTree(ops, expected);
+    this.#index = new ItemIndex(expected);
     this.ops = ops;
   }
 
@@ -102,9 +104,9 @@ export class Fleet {
 
 /** buildFleet builds a fleet from items in order (§16.1), reporting progress; refuses as Fleet.append does. */
 export function buildFleet(items: Iterable<unknown>, o: BuildOptions = {}): Fleet {
-  const f = new Fleet(o.ops);
-  const every = o.progressEvery ?? 10_000;
   const total = Array.isArray(items) ? items.length : -1;
+  const f = new Fleet(o.ops, Math.max(total, 0));
+  const every = o.progressEvery ?? 10_000;
   for (const it of items) {
     f.append(it);
     if (o.onProgress && f.size % every === 0) o.onProgress(f.size, total);

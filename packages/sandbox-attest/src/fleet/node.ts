@@ -73,7 +73,7 @@ export function fleetOpsWith(h: FleetHasher): FleetTreeOps {
   const writeNode = (src: Uint8Array, at: number, out: Uint8Array, outAt: number): void => {
     addSums(src, at + 32, src, at + RECORD + 32, out, outAt + 32);
     input[0] = 0x01;
-    for (let i = 0; i < 2 * RECORD; i++) input[1 + i] = src[at + i]!;
+    input.set(src.subarray(at, at + 2 * RECORD), 1);
     h.digestInto(1 + 2 * RECORD, out, outAt);
   };
   const writeLeaf = (item: FleetItem, out: Uint8Array, at: number): void => {

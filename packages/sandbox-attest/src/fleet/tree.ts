@@ -23,10 +23,13 @@ export class FleetTree extends StoredTree<FleetNode> {
   readonly #counts: number[] = [];
   // The total so far, u64be: every subtree's sum is at most this, so no combine can overflow.
   readonly #total = new Uint8Array(8);
+  readonly #expected: number;
 
-  constructor(ops: FleetTreeOps) {
+  /** A tree over `ops`; `expected` leaves, when known, size each level's buffer once. */
+  constructor(ops: FleetTreeOps, expected = 0) {
     super(ops);
     this.#ops = ops;
+    this.#expected = expected;
   }
 
   /** size is the number of leaves. */
@@ -72,7 +75,8 @@ export class FleetTree extends StoredTree<FleetNode> {
   #room(h: number, count: number): Uint8Array {
     const buf = this.#levels[h];
     if (buf !== undefined && buf.length >= count * RECORD) return buf;
-    const grown = new Uint8Array(Math.max(count, (2 * (buf?.length ?? 0)) / RECORD, FIRST_CAPACITY) * RECORD);
+    const first = Math.max(FIRST_CAPACITY, Math.ceil(this.#expected / 2 ** h));
+    const grown = new Uint8Array(Math.max(count, (2 * (buf?.length ?? 0)) / RECORD, first) * RECORD);
     if (buf !== undefined) grown.set(buf);
     this.#levels[h] = grown;
     return grown;

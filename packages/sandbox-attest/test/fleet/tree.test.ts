@@ -5,9 +5,11 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { canonicalize, formatDigest, parseAmount, signPayload, testKey, toHex } from "@sbx/wire";
 import { isSandboxAttestError } from "../../src/errors.ts";
+import { MerkleTree } from "@sbx/sandbox-attest/merkle";
 import {
   buildFleet,
   Fleet,
+  fleetBlake3,
   FLEET_RECEIPT_TYPE,
   fleetReceipt,
   itemText,
@@ -60,6 +62,35 @@ test("fleet root and every path equal the literal RFC 9162 recursion over (hash,
   }
 });
 
+test("the flat node store gives the roots and proofs of the object-per-node MerkleTree, sized or grown", () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 1200 }), fc.nat(), fc.nat(), (n, a, b) => {
+      const items = makeItems(n, n);
+      const sized = buildFleet(items);
+      const grown = new Fleet();
+      for (const it of items) grown.append(it);
+      const ref = new MerkleTree(
+        fleetBlake3,
+        items.map((it) => fleetBlake3.leaf(it)),
+      );
+      const [m, i] = [1 + (a % n), b % n];
+      for (const f of [sized, grown]) {
+        assert.deepEqual(f.root(m), ref.root(m), `n=${n} root(${m})`);
+        assert.deepEqual(
+          f.proveMember(i, m > i ? m : n).path,
+          ref.inclusionProof(i, m > i ? m : n).map(toWireNode),
+        );
+        assert.deepEqual(
+          f.proveConsistency(m).path,
+          ref.consistencyProof(m, n).map(toWireNode),
+          `n=${n} m=${m}`,
+        );
+      }
+    }),
+    { numRuns: 60 },
+  );
+});
+
 test("a receipt is signed by the host and binds size, root, total and span", () => {
   const items = makeItems(9);
   const f = buildFleet(items);
@@ -107,6 +138,10 @@ test("items are checked: shape, duplicates, and the 2^64 − 1 energy bound", ()
     (e) => isSandboxAttestError(e, "EnergyOverflow"),
   );
   assert.equal(f.size, 2);
+  // The refused item added nothing, its id included.
+  f.append({ ...b, item: "c", energy_uj: "0" });
+  assert.equal(f.indexOf("c"), 2);
+  assert.equal(f.root().sum, (1n << 64n) - 1n);
   assert.throws(
     () => fleetReceipt(f, host.did, { ...span, end_ms: span.start_ms - 1 }),
     (e) => isSandboxAttestError(e, "BadFleetReceipt"),
