@@ -46,6 +46,6 @@ export default async function execControl(ctx: DemoContext): Promise<void> {
   for (const d of refused) ctx.say(`refused ${d.route.padEnd(11)} ${d.path} (rule ${d.rule})`);
   check(new Set(refused.map((d) => d.route)).size === 3, "refused directly, by interpreter and by loader");
   ctx.say(
-    `journal: ${r.decisions.length} exec decisions (${refused.length} refused); cache ${r.stats?.hits ?? 0} hits, ${r.stats?.misses ?? 0} misses`,
+    `journal: ${r.decisions.length} exec decisions (${refused.length} refused); helper cache ${r.stats?.hits ?? 0} hits, ${r.stats?.misses ?? 0} misses; ${r.stats?.kernelHits ?? 0} let through by the kernel unasked (ignore masks), each journaled`,
   );
 }

@@ -53,6 +53,11 @@ async function setup(): Promise<Ctx> {
   return { ws, denied, ok, python, loaders: await new LoaderSet().loadHost() };
 }
 
+/** outcome makes a case's result; `detail` is kept only when it failed. */
+function outcome(id: string, desc: string, passed: boolean, detail?: string): BatteryCase {
+  return { id, desc, passed, ...(passed || detail === undefined ? {} : { detail }) };
+}
+
 function sh(c: Ctx, policy: ExecPolicy, script: string): Promise<GateResult> {
   return runGated({ policy, command: ["/bin/sh", "-c", script], workspace: c.ws, loaders: c.loaders });
 }
@@ -90,12 +95,12 @@ async function denyCase(c: Ctx, id: string, desc: string, script: string): Promi
   );
   const ran = r.stdout.includes("DENIED-RAN") || existsSync(join(c.ws, "m"));
   const passed = !ran && journaled && !r.decisions.some((d) => d.digest === c.denied && d.allowed);
-  return {
-    id: `c8-live-deny-${id}`,
-    desc: `a denied binary is refused ${desc}`,
+  return outcome(
+    `c8-live-deny-${id}`,
+    `a denied binary is refused ${desc}`,
     passed,
-    ...(passed ? {} : { detail: `ran=${ran} journaled=${journaled}` }),
-  };
+    `ran=${ran} journaled=${journaled}`,
+  );
 }
 
 async function memfdCase(c: Ctx): Promise<BatteryCase> {
@@ -103,12 +108,12 @@ async function memfdCase(c: Ctx): Promise<BatteryCase> {
   writeFileSync(join(c.ws, "memfd.py"), py);
   const r = await sh(c, makePolicy("denylist", [], [c.denied]), `${c.python} memfd.py`);
   const passed = r.stdout.includes("REFUSED") && !r.stdout.includes("DENIED-RAN");
-  return {
-    id: "c8-live-deny-memfd",
-    desc: "memfd_create + fexecve is refused (vm.memfd_noexec=2)",
+  return outcome(
+    "c8-live-deny-memfd",
+    "memfd_create + fexecve is refused (vm.memfd_noexec=2)",
     passed,
-    ...(passed ? {} : { detail: r.stdout }),
-  };
+    r.stdout,
+  );
 }
 
 /** Cases of the kernel-side cache (§5.5.5) and of the namespace rule: they must not weaken the gate. */
@@ -131,23 +136,24 @@ async function cacheCases(c: Ctx): Promise<BatteryCase[]> {
   const direct = warm.decisions.filter((d) => d.digest === c.ok && d.route === "direct");
   const mapped = warm.decisions.some((d) => d.digest === c.ok && d.route === "loader" && d.allowed);
   return [
-    {
-      id: "c8-live-deny-userns",
-      desc: "no new user or mount namespace (whose mounts would carry no mark) can be made",
-      passed: nsPassed,
-      ...(nsPassed ? {} : { detail: ns.stdout }),
-    },
-    {
-      id: "c8-live-deny-rewritten",
-      desc: "an allowed file the kernel no longer asks about, rewritten in place with denied bytes, is refused",
-      passed: rePassed,
-    },
-    {
-      id: "c8-live-journal-warm",
-      desc: "every warm exec is journaled, and so is a program a loader run by hand maps",
-      passed: direct.length === 3 && mapped,
-      ...(direct.length === 3 && mapped ? {} : { detail: JSON.stringify(warm.decisions) }),
-    },
+    outcome(
+      "c8-live-deny-userns",
+      "no new user or mount namespace (whose mounts would carry no mark) can be made",
+      nsPassed,
+      ns.stdout,
+    ),
+    outcome(
+      "c8-live-deny-rewritten",
+      "an allowed file the kernel no longer asks about, rewritten in place with denied bytes, is refused",
+      rePassed,
+      JSON.stringify(re.decisions),
+    ),
+    outcome(
+      "c8-live-journal-warm",
+      "every warm exec is journaled, and so is a program a loader run by hand maps",
+      direct.length === 3 && mapped,
+      JSON.stringify(warm.decisions),
+    ),
   ];
 }
 
@@ -166,17 +172,13 @@ async function allowlistCases(c: Ctx): Promise<BatteryCase[]> {
   const refused =
     !out.stdout.includes("ALLOWED-RAN") && out.decisions.filter((d) => d.rule === "not-allowed").length >= 2;
   return [
-    {
-      id: "c8-live-allowlist-toolchain",
-      desc: "a pipeline, make and git run with their digests allowed",
-      passed: ranAll,
-      ...(ranAll ? {} : { detail: run.stderr }),
-    },
-    {
-      id: "c8-live-allowlist-outside",
-      desc: "binaries outside the allowlist are refused (not-allowed)",
-      passed: refused,
-    },
+    outcome(
+      "c8-live-allowlist-toolchain",
+      "a pipeline, make and git run with their digests allowed",
+      ranAll,
+      run.stderr,
+    ),
+    outcome("c8-live-allowlist-outside", "binaries outside the allowlist are refused (not-allowed)", refused),
   ];
 }
 
@@ -193,31 +195,31 @@ async function killCase(c: Ctx): Promise<BatteryCase> {
   const end = Date.now() + 5000;
   while (existsSync(`/proc/${s.sandboxPid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
   const passed = !existsSync(`/proc/${s.sandboxPid}`) && !existsSync(join(c.ws, "m"));
-  return {
-    id: "c8-live-helper-killed",
-    desc: "killing the helper stops the sandbox; the denied binary never runs",
+  return outcome(
+    "c8-live-helper-killed",
+    "killing the helper stops the sandbox; the denied binary never runs",
     passed,
-  };
+  );
 }
 
 /** runBattery runs the §5.5 live battery (C8); where the gate cannot run, every case fails with the reason. */
 export async function runBattery(): Promise<BatteryCase[]> {
   const why = gateUnavailableReason();
-  if (why !== null)
-    return [{ id: "c8-live-gate", desc: "the exec gate runs on this host", passed: false, detail: why }];
+  if (why !== null) return [outcome("c8-live-gate", "the exec gate runs on this host", false, why)];
   const c = await setup();
   try {
     const out: BatteryCase[] = [];
     for (const [id, desc, script] of DENY_CASES) out.push(await denyCase(c, id, desc, script));
     out.push(await memfdCase(c));
     const absolute = await sh(c, makePolicy("denylist", [c.denied], [c.denied]), "./denied");
-    out.push({
-      id: "c8-live-deny-absolute",
-      desc: "a digest both allowed and denied is refused",
-      passed:
+    out.push(
+      outcome(
+        "c8-live-deny-absolute",
+        "a digest both allowed and denied is refused",
         absolute.decisions.some((d) => d.digest === c.denied && d.rule === "denied") &&
-        !absolute.stdout.includes("RAN"),
-    });
+          !absolute.stdout.includes("RAN"),
+      ),
+    );
     out.push(...(await cacheCases(c)));
     out.push(...(await allowlistCases(c)));
     out.push(await killCase(c));

@@ -1,12 +1,12 @@
 // §5.5 battery, allowlist: ordinary toolchains (a shell pipeline, make, git) run when exactly the
 // digests they execute are allowed, and nothing outside the list runs.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { makeFixture, noHelpersLeft, runSh, type Fixture } from "./fixture.ts";
+import { withFixture, runSh, type Fixture } from "./fixture.ts";
 
 const TOOLCHAIN = [
   "set -e",
@@ -23,17 +23,13 @@ let f: Fixture;
 let policy: ExecPolicy;
 let learned: Digest[];
 
-before(async () => {
-  f = await makeFixture();
+withFixture(async (x) => {
+  f = x;
   // Learn the toolchain's digests from one journaled run under an empty denylist.
   const learn = await runSh(f, makePolicy("denylist"), TOOLCHAIN);
   assert.equal(learn.code, 0, learn.stderr);
   learned = [...new Set(learn.decisions.flatMap((d) => (d.digest ? [d.digest] : [])))];
   policy = makePolicy("allowlist", learned, []);
-});
-after(async () => {
-  assert.deepEqual(await noHelpersLeft(f), [], "no helper or warden outlives the battery");
-  f.cleanup();
 });
 
 describe("allowlist mode", () => {

@@ -1,19 +1,19 @@
 // §5.5 battery, denylist: a denied binary is refused however it is reached, each case a real
 // process under the kernel gate, each refusal found in the journal with its route and rule.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { EXECVEAT_PROBE_PATH } from "@sbx/host/gate";
-import { LOADER, makeFixture, noHelpersLeft, refusals, runSh, type Fixture } from "./fixture.ts";
+import { LOADER, withFixture, refusals, runSh, type Fixture } from "./fixture.ts";
 
 let f: Fixture;
 let policy: ExecPolicy;
 
-before(async () => {
-  f = await makeFixture();
+withFixture((x) => {
+  f = x;
   policy = makePolicy("denylist", [], [f.deniedDigest]);
   mkdirSync(join(f.ws, "sub/deeper"), { recursive: true });
   copyFileSync(f.denied, join(f.ws, "renamed-tool"));
@@ -21,10 +21,6 @@ before(async () => {
   writeFileSync(join(f.ws, "script.sh"), `#!${f.denied}\necho script body\n`, { mode: 0o755 });
   copyFileSync(EXECVEAT_PROBE_PATH, join(f.ws, "execveat-probe"));
   chmodSync(join(f.ws, "execveat-probe"), 0o755);
-});
-after(async () => {
-  assert.deepEqual(await noHelpersLeft(f), [], "no helper or warden outlives the battery");
-  f.cleanup();
 });
 
 /** The cases: a script that tries to run the denied binary one way, and the route it must be refused on. */

@@ -1,6 +1,6 @@
 // §5.5 battery, fail closed: when the helper dies or stalls, when the warden or the Node side
 // dies, and when Node never answers, nothing in the sandbox runs unguarded.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync } from "node:fs";
@@ -8,19 +8,15 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { startGate, type GateSession } from "@sbx/host/gate";
-import { makeFixture, noHelpersLeft, pidsInNamespace, runSh, sleep, type Fixture } from "./fixture.ts";
+import { withFixture, pidsInNamespace, runSh, sleep, type Fixture } from "./fixture.ts";
 
 let f: Fixture;
 let policy: ExecPolicy;
 const LOOP = "while :; do ./denied m 2>/dev/null; sleep 0.02; done";
 
-before(async () => {
-  f = await makeFixture();
+withFixture((x) => {
+  f = x;
   policy = makePolicy("denylist", [], [f.deniedDigest]);
-});
-after(async () => {
-  assert.deepEqual(await noHelpersLeft(f), [], "no helper or warden outlives the battery");
-  f.cleanup();
 });
 
 async function untilEmpty(ns: string, ms: number): Promise<number[]> {

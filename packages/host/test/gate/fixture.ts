@@ -1,5 +1,7 @@
 // Shared set-up of the exec gate battery (§5.5): a workspace with a freshly compiled binary to deny
 // and one to allow, the real python3 executable, and helpers to run and inspect gated sandboxes.
+import { after, before } from "node:test";
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -133,4 +135,21 @@ export async function noHelpersLeft(f: Fixture): Promise<number[]> {
   const end = Date.now() + 6000;
   while (f.helpers().length > 0 && Date.now() < end) await sleep(50);
   return f.helpers();
+}
+
+/**
+ * withFixture registers a test file's hooks: a fresh fixture (handed to `ready`) before its tests,
+ * and after them a check that no helper or warden outlives them, then the workspace removed.
+ */
+export function withFixture(ready: (f: Fixture) => void | Promise<void>): void {
+  let f: Fixture | undefined;
+  before(async () => {
+    f = await makeFixture();
+    await ready(f);
+  });
+  after(async () => {
+    if (f === undefined) return;
+    assert.deepEqual(await noHelpersLeft(f), [], "no helper or warden outlives the battery");
+    f.cleanup();
+  });
 }

@@ -2,23 +2,19 @@
 // weaken: every exec it lets through unasked is still journaled, a file rewritten in place is asked
 // about again, a loader run as a program still has every file it maps journaled, and no process in
 // the sandbox can make a mount namespace whose mounts carry no mark.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { LOADER, makeFixture, noHelpersLeft, refusals, runSh, type Fixture } from "./fixture.ts";
+import { LOADER, withFixture, refusals, runSh, type Fixture } from "./fixture.ts";
 
 let f: Fixture;
 let policy: ExecPolicy;
 
-before(async () => {
-  f = await makeFixture();
+withFixture((x) => {
+  f = x;
   policy = makePolicy("denylist", [], [f.deniedDigest]);
-});
-after(async () => {
-  assert.deepEqual(await noHelpersLeft(f), [], "no helper or warden outlives the battery");
-  f.cleanup();
 });
 
 describe("the kernel-side cache", () => {
