@@ -1,7 +1,7 @@
 // Permission events (sandbox-attest §5.5.4–§5.5.5): each open the kernel asks about waits here
 // until it is decided from the cache or after asking the Node side, and the timeout denies it. A
-// refusal is journaled at once (the open fails, so no notice follows); an allowed exec or loader
-// mapping is carried to the notice of the same open (notice.c), which journals it.
+// refusal, and a file a loader running as a program maps, is journaled at once; an allowed exec is
+// carried to the notice of the same open (notice.c), which journals it once the open succeeded.
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,9 +50,13 @@ static void finish(struct pend *p, int allow, int journaled, char src, uint32_t 
   npend--;
 }
 
-// With the cache on, an allowed file's inode gets an ignore mask: the kernel stops asking (marks.c).
+// With the cache on, an allowed file that names an interpreter gets an ignore mask: the kernel stops
+// asking (marks.c). Files that name none (loaders, static programs) are asked about on every exec,
+// so that each exec has a permission event: the loader's run as a program is seen before it runs,
+// and the notices are read before a process can exec again (notice.c).
 static void remember(struct pend *p, struct verdict f) {
-  if (g->use_cache && f.allow && p->exec) mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf));
+  if (g->use_cache && f.allow && p->exec && !f.loader && p->in.has)
+    mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf));
 }
 
 // The content decision of an exec, or of a file a loader running as a program maps.
@@ -60,7 +64,7 @@ static void decided(struct pend *p, struct verdict f) {
   char src = p->asked ? 'n' : 'c';
   if (!p->asked) counts.hits++;
   remember(p, f);
-  if (!f.allow) return finish(p, 0, 1, src, f.id);
+  if (!f.allow || !p->exec) return finish(p, f.allow, 1, src, f.id);
   carry_put(p->pid, p->route, &p->fk, f, src);
   finish(p, 1, 0, src, f.id);
 }
@@ -103,7 +107,7 @@ static void open_by_program(struct pend *p) {
   struct verdict f;
   if (g->use_cache && !loader_seen) {
     if (!lookup(&p->fk, p->have_f, p->vf, &f)) return ask(p, &p->fk, "/proc/%d/fd/%d", (int)g->self, p->fd);
-    if (f.allow) mark_open(g->fan, p->fd, &p->fk, f);
+    if (f.allow) ignore_opens(g->fan, p->fd, FAN_OPEN_PERM);
   }
   finish(p, 1, 0, 'c', 0);
 }
@@ -154,9 +158,10 @@ void on_permission(const struct fanotify_event_metadata *m) {
     if (g->use_cache) ignore_opens(g->fan, m->fd, FAN_OPEN_PERM);
     return finish(p, 1, 0, 'c', 0);
   }
-  unmark(st.st_dev, st.st_ino, p->exec); // the kernel asked: no mask of ours holds for this kind of open
-  if (p->exec) p->route = exec_route(m->pid, &st, m->fd, &p->in);
-  else {
+  if (p->exec) {
+    unmark(st.st_dev, st.st_ino); // the kernel asked: no exec mask of ours holds on this inode
+    p->route = exec_route(m->pid, &st, m->fd, &p->in);
+  } else {
     char exe[32];
     struct stat es;
     snprintf(exe, sizeof exe, "%d/exe", (int)m->pid);

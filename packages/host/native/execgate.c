@@ -119,8 +119,8 @@ static void mark_all_mounts(void) {
   FILE *f = fopen("/proc/self/mountinfo", "re");
   if (!f) die("mountinfo");
   char line[4096];
-  // Permission events decide; the notices of the opens that succeeded are what the journal records
-  // (notice.c), also when an ignore mask let an open through unasked.
+  // Permission events decide; the notices of the exec opens that succeeded are what the journal
+  // records (notice.c), also when an ignore mask let an exec through unasked.
   uint64_t mask = FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM;
   while (fgets(line, sizeof line, f)) {
     char *save = NULL, *tok = strtok_r(line, " ", &save);
@@ -135,8 +135,7 @@ static void mark_all_mounts(void) {
     if (!mnt || !fs) continue;
     unescape(mnt);
     if (fanotify_mark(G.fan, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, mnt) == 0) {
-      if (fanotify_mark(G.notes, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN | FAN_OPEN_EXEC, AT_FDCWD, mnt) != 0)
-        die("fanotify_mark notices");
+      if (fanotify_mark(G.notes, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_EXEC, AT_FDCWD, mnt) != 0) die("fanotify_mark notices");
       G.marked++;
       continue;
     }
@@ -293,9 +292,9 @@ int main(int argc, char **argv) {
   G.fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
                         O_RDONLY | O_LARGEFILE | O_CLOEXEC);
   if (G.fan < 0) die("fanotify_init");
-  // The notices (every successful open, for the journal) go to a second group that nothing waits
-  // on (loop.c); unlimited too, for the same reason.
-  G.notes = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+  // The notices (every exec open that succeeded, for the journal) go to a second group that nothing
+  // waits on (loop.c); unlimited too, for the same reason.
+  G.notes = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
                           O_RDONLY | O_LARGEFILE | O_CLOEXEC);
   if (G.notes < 0) die("fanotify_init notices");
   int hb[2];

@@ -49,10 +49,9 @@ void cache_clear(void);
 
 // marks.c: the kernel's half of the cache (ignore masks on allowed inodes).
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open);
-int mark_open(int fan, int fd, const struct key *k, struct verdict v);
 int ignore_opens(int fan, int fd, uint64_t mask);
-void unmark(uint64_t dev, uint64_t ino, int exec);
-int marked_verdict(uint64_t dev, uint64_t ino, int exec, struct verdict *v, struct interp *in);
+void unmark(uint64_t dev, uint64_t ino);
+int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v, struct interp *in);
 void marks_flush(int fan);
 uint64_t marks_added(void);
 

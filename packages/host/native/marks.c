@@ -1,15 +1,15 @@
 // The kernel's half of the decision cache (sandbox-attest §5.5.5): once a file's content is
-// allowed, an ignore mask on its inode tells the kernel to stop asking about it, so a warm exec
-// waits on nobody. The notices of the second group still report every open that succeeded, and
-// they are what the journal records (notice.c). The kernel clears an ignore mask when the file is
-// modified (no FAN_MARK_IGNORED_SURV_MODIFY), so a rewritten file is asked about again.
+// allowed, an ignore mask on its inode tells the kernel to stop asking about it. The notices of the
+// second group still report every exec open that succeeded, and they are what the journal records
+// (notice.c). The kernel clears an ignore mask when the file is modified (no
+// FAN_MARK_IGNORED_SURV_MODIFY), so a rewritten file is asked about again.
 //
-// A notice of an open the kernel let through on an ignore mask carries no decision, so the verdict
-// the mask stands for is kept per inode here; a file whose verdict cannot be kept gets no mask. A
-// permission event for an inode means the kernel no longer ignores that kind of open (the file was
-// modified, or the masks were flushed): the kept verdict stops counting for it until it is marked
-// again. Every notice queued before a permission event is handled before it (loop.c), so a notice
-// always finds the verdict that was in force when its open happened.
+// A notice of an exec the kernel let through on an ignore mask carries no decision, so the verdict
+// the mask stands for is kept per inode here; a file whose verdict cannot be kept gets no mask. An
+// exec permission event for an inode means the kernel no longer ignores it (the file was modified,
+// or the masks were flushed): the kept verdict stops counting until it is marked again. Every
+// notice queued before a permission event is handled before it (loop.c), so a notice always finds
+// the verdict that was in force when its exec happened.
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,7 +25,7 @@ struct marked {
   struct verdict v; // the verdict the masks stand for
   struct interp in; // the interpreter the file names, so a notice needs no read (route.c)
   int used;         // the slot has held an inode (open addressing: probes go on past it)
-  int exec, open;   // the inode carries our mask for exec opens / for plain opens, as far as we know
+  int valid;        // the inode carries our exec mask, as far as we know
 };
 static struct marked table[SLOTS];
 static uint64_t nmarks;
@@ -49,44 +49,25 @@ int ignore_opens(int fan, int fd, uint64_t mask) {
   return fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, mask, fd, NULL) == 0;
 }
 
-// Keeps `v` for the inode of `k`, replacing what was kept when the verdict changed.
-static struct marked *keep(const struct key *k, struct verdict v) {
-  struct marked *m = find(k->dev, k->ino, 1);
-  if (!m) return NULL; // no room to keep the verdict: the kernel keeps asking
-  if (!m->used || m->v.id != v.id) *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .used = 1};
-  return m;
-}
-
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open) {
-  struct marked *m = keep(k, v);
-  if (!m || !ignore_opens(fan, fd, FAN_OPEN_EXEC_PERM | (also_open ? FAN_OPEN_PERM : 0))) return 0;
-  m->in = *in;
-  m->exec = 1;
-  m->open |= also_open;
-  nmarks++;
-  return 1;
+  struct marked *m = find(k->dev, k->ino, 1);
+  if (!m) return 0; // no room to keep the verdict: the kernel keeps asking
+  *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .in = *in, .used = 1};
+  m->valid = ignore_opens(fan, fd, FAN_OPEN_EXEC_PERM | (also_open ? FAN_OPEN_PERM : 0));
+  nmarks += (uint64_t)m->valid;
+  return m->valid;
 }
 
-int mark_open(int fan, int fd, const struct key *k, struct verdict v) {
-  struct marked *m = keep(k, v);
-  if (!m || !ignore_opens(fan, fd, FAN_OPEN_PERM)) return 0;
-  m->open = 1;
-  nmarks++;
-  return 1;
-}
-
-void unmark(uint64_t dev, uint64_t ino, int exec) {
+void unmark(uint64_t dev, uint64_t ino) {
   struct marked *m = find(dev, ino, 0);
-  if (!m) return;
-  if (exec) m->exec = 0;
-  else m->open = 0;
+  if (m) m->valid = 0;
 }
 
-int marked_verdict(uint64_t dev, uint64_t ino, int exec, struct verdict *v, struct interp *in) {
+int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v, struct interp *in) {
   const struct marked *m = find(dev, ino, 0);
-  if (!m || !(exec ? m->exec : m->open)) return 0;
+  if (!m || !m->valid) return 0;
   *v = m->v;
-  if (in) *in = m->in;
+  *in = m->in;
   return 1;
 }
 

@@ -18,7 +18,6 @@
 
 #define EXPECTS 1024
 #define CARRIES 4096
-#define RUNNERS 4096
 #define EM_X86_64_ 62
 #define EM_386_ 3
 
@@ -39,12 +38,6 @@ struct carry {
 };
 static struct carry carries[CARRIES];
 
-// What each process runs, as far as its exec notices tell: a loader run as a program, or not.
-struct runner {
-  pid_t pid;
-  int loader;
-};
-static struct runner runners[RUNNERS];
 
 static uint64_t rd(const unsigned char *p, int n) {
   uint64_t v = 0;
@@ -102,6 +95,27 @@ static void interp_of(int fd, struct interp *in) {
   *in = (struct interp){.dev = st.st_dev, .ino = st.st_ino, .known = 1, .has = 1};
 }
 
+// The interpreters of the files last looked up, by key (a file's interpreter is in its bytes, which
+// the key follows), so a loader asked about on every exec is read once.
+#define INTERPS 1024
+static struct {
+  struct key k;
+  struct interp in;
+} interps[INTERPS];
+
+static void interp_known(const struct stat *st, int fd, struct interp *in) {
+  struct key k;
+  key_of(st, &k);
+  unsigned slot = (unsigned)((k.ino * 0x9e3779b97f4a7c15ull) >> 54) % INTERPS;
+  if (interps[slot].in.known && key_eq(&interps[slot].k, &k)) {
+    *in = interps[slot].in;
+    return;
+  }
+  interp_of(fd, in);
+  interps[slot].k = k;
+  interps[slot].in = *in;
+}
+
 int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in) {
   struct expect *e = &expects[(unsigned)pid % EXPECTS];
   int route = ROUTE_DIRECT;
@@ -110,7 +124,7 @@ int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in) {
   // A file kept under an ignore mask has not changed since its interpreter was looked up; the
   // interpreter's path may since name another inode, which then counts as run directly (the
   // cautious side: a loader run directly drops every ignore mask, loop.c).
-  if (!in->known) interp_of(fd, in);
+  if (!in->known) interp_known(st, fd, in);
   if (in->has) *e = (struct expect){.pid = pid, .dev = (dev_t)in->dev, .ino = (ino_t)in->ino};
   return route;
 }
@@ -151,15 +165,6 @@ int in_execve(int proc, pid_t pid) {
   buf[n] = 0;
   long nr = strtol(buf, NULL, 10);
   return nr == 59 || nr == 322; // execve, execveat (x86-64)
-}
-
-void runner_set(pid_t pid, int loader) { runners[(unsigned)pid % RUNNERS] = (struct runner){.pid = pid, .loader = loader}; }
-
-int runner_get(pid_t pid, int *loader) {
-  const struct runner *r = &runners[(unsigned)pid % RUNNERS];
-  if (r->pid != pid) return 0;
-  *loader = r->loader;
-  return 1;
 }
 
 const char *route_name(int r) { return r == ROUTE_INTERPRETER ? "interpreter" : r == ROUTE_LOADER ? "loader" : "direct"; }

@@ -1,5 +1,5 @@
 // Exec routes of the journal record (sandbox-attest §5.5), and what a notice needs to know about
-// the process and the decision behind it. See route.c.
+// the decision behind it. See route.c.
 #ifndef EXECGATE_ROUTE_H
 #define EXECGATE_ROUTE_H
 #include <stdint.h>
@@ -20,10 +20,6 @@ void expect_clear(pid_t pid);
 void carry_put(pid_t pid, int route, const struct key *k, struct verdict v, char src);
 // carry_take returns (and forgets) what carry_put kept for this pid and file; 0 when nothing is kept.
 int carry_take(pid_t pid, const struct stat *st, int *route, struct verdict *v, char *src);
-// runner_set notes, from an exec notice, whether `pid` now runs a loader as its program;
-// runner_get reads it back (0: no exec of this pid seen, e.g. a fork).
-void runner_set(pid_t pid, int loader);
-int runner_get(pid_t pid, int *loader);
 // is_elf reports whether the file starts with the ELF magic.
 int is_elf(int fd);
 // in_execve reports whether `pid` (under the host /proc `proc`) is inside execve(2)/execveat(2).

@@ -4,7 +4,8 @@
 // the sandbox can make a mount namespace whose mounts carry no mark.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { LOADER, withFixture, refusals, runSh, type Fixture } from "./fixture.ts";
@@ -29,6 +30,37 @@ describe("the kernel-side cache", () => {
     assert.ok((r.stats?.marks ?? 0) >= 1);
     // The journal holds one event per decision (refusals checks the count).
     assert.deepEqual(refusals(r, f.okDigest), []);
+  });
+
+  test(
+    "one process execing the same files again and again: each exec is journaled",
+    { timeout: 30_000 },
+    async () => {
+      // `exec env env env ./allowed`: one pid runs env three times, and the loader four times. The
+      // kernel merges a notice into an identical queued one, so none may be left waiting (notice.c).
+      const r = await runSh(f, policy, "for i in 1 2 3; do ./allowed; done; exec env env env ./allowed");
+      const last = r.decisions.filter((d) => d.digest === f.okDigest).at(-1);
+      assert.ok(last !== undefined);
+      const mine = r.decisions.filter((d) => d.pid === last.pid);
+      const env = mine.filter((d) => d.path.endsWith("/env"));
+      const ld = mine.filter((d) => d.path.includes("ld-linux") && d.route === "interpreter");
+      assert.equal(env.length, 3, JSON.stringify(mine));
+      assert.ok(ld.length >= 4, JSON.stringify(mine));
+    },
+  );
+
+  test("a static program that execs itself: each exec is journaled", { timeout: 60_000 }, async () => {
+    const src = join(f.ws, "reexec.c");
+    writeFileSync(
+      src,
+      `#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(int c, char **v) { int n = c > 1 ? atoi(v[1]) : 0; if (n <= 0) { puts("REEXEC-DONE"); return 0; } char b[16]; snprintf(b, sizeof b, "%d", n - 1); execl(v[0], v[0], b, (char *)0); return 1; }\n`,
+    );
+    const cc = spawnSync("cc", ["-static", "-O1", "-o", join(f.ws, "reexec"), src], { encoding: "utf8" });
+    assert.equal(cc.status, 0, cc.stderr);
+    const r = await runSh(f, policy, "./reexec 5; ./reexec 5");
+    assert.equal(r.stdout.match(/REEXEC-DONE/g)?.length, 2, r.stdout);
+    const runs = r.decisions.filter((d) => d.path.endsWith("/reexec") && d.route === "direct" && d.allowed);
+    assert.equal(runs.length, 12, JSON.stringify(runs));
   });
 
   test("a marked file rewritten in place with denied bytes is refused", { timeout: 30_000 }, async () => {
