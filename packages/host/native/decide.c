@@ -1,7 +1,7 @@
 // Permission events (sandbox-attest §5.5.4–§5.5.5): each open the kernel asks about waits here
-// until it is decided from the cache or after asking the Node side, and the timeout denies it. A
-// refusal, and a file a loader running as a program maps, is journaled at once; an allowed exec is
-// carried to the notice of the same open (notice.c), which journals it once the open succeeded.
+// until it is decided from the cache or after asking the Node side, and the timeout denies it.
+// Every exec and loader mapping decided here is journaled here; the notice of the same open
+// (notice.c) is not journaled again.
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -51,12 +51,15 @@ static void finish(struct pend *p, int allow, int journaled, char src, uint32_t 
 }
 
 // With the cache on, an allowed file that names an interpreter gets an ignore mask: the kernel stops
-// asking (marks.c). Files that name none (loaders, static programs) are asked about on every exec,
-// so that each exec has a permission event: the loader's run as a program is seen before it runs,
-// and the notices are read before a process can exec again (notice.c).
+// asking (marks.c), and its notices journal its execs. Files that name none (loaders, static
+// programs) are asked about on every exec, so that each exec has a permission event: the loader's
+// run as a program is seen before it runs, and the notices are read before a process can exec
+// again (notice.c). Being journaled here every time, they need no notice.
 static void remember(struct pend *p, struct verdict f) {
-  if (g->use_cache && f.allow && p->exec && !f.loader && p->in.has)
-    mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf));
+  if (!g->use_cache || !f.allow || !p->exec) return;
+  if (f.loader || !p->in.has) ignore_opens(g->notes, p->fd, FAN_OPEN_EXEC);
+  // This open's notice will find the mask: the carry tells it the open was journaled here.
+  else if (mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf))) carry_put(p->pid, &p->fk);
 }
 
 // The content decision of an exec, or of a file a loader running as a program maps.
@@ -64,9 +67,7 @@ static void decided(struct pend *p, struct verdict f) {
   char src = p->asked ? 'n' : 'c';
   if (!p->asked) counts.hits++;
   remember(p, f);
-  if (!f.allow || !p->exec) return finish(p, f.allow, 1, src, f.id);
-  carry_put(p->pid, p->route, &p->fk, f, src);
-  finish(p, 1, 0, src, f.id);
+  finish(p, f.allow, 1, src, f.id);
 }
 
 static void request(struct pend *p, const struct key *k, const char *path) {

@@ -4,9 +4,10 @@
 // per pid, the identity of the interpreter the next exec event of that pid must have to count as
 // the interpreter. Reads go through the event's fd (pread) and stat(2): neither raises an event.
 //
-// One exec open can reach the helper twice: as a permission event (decided) and then, once the
-// open has succeeded, as the FAN_OPEN_EXEC notice that is journaled. The route is worked out once,
-// at the first of the two, and carried to the notice with the decision's verdict and source.
+// One exec open can reach the helper twice: as a permission event (decided and journaled) and then,
+// once the open has succeeded, as its FAN_OPEN_EXEC notice. The route is worked out once, at the
+// first of the two; where the decision set an ignore mask, a carry tells the notice that the open
+// was journaled already.
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@
 #include "route.h"
 
 #define EXPECTS 1024
-#define CARRIES 4096
+#define CARRIES 8192
+#define CARRY_PROBE 16u
 #define EM_X86_64_ 62
 #define EM_386_ 3
 
@@ -28,13 +30,11 @@ struct expect {
 };
 static struct expect expects[EXPECTS];
 
+// An exec journaled with its permission event, whose notice is still to come.
 struct carry {
   pid_t pid;
   dev_t dev;
   ino_t ino;
-  int route;
-  char src;
-  struct verdict v;
 };
 static struct carry carries[CARRIES];
 
@@ -134,19 +134,27 @@ void expect_clear(pid_t pid) {
   if (e->pid == pid) e->pid = 0;
 }
 
-void carry_put(pid_t pid, int route, const struct key *k, struct verdict v, char src) {
-  struct carry *c = &carries[(unsigned)pid % CARRIES];
-  *c = (struct carry){.pid = pid, .dev = (dev_t)k->dev, .ino = (ino_t)k->ino, .route = route, .src = src, .v = v};
+// Open addressing over a window of CARRY_PROBE slots from the pid's; a full window overwrites its
+// first slot (the notice is then journaled a second time, never lost).
+static struct carry *carry_at(pid_t pid, dev_t dev, ino_t ino, int add) {
+  struct carry *free = NULL;
+  for (unsigned i = 0; i < CARRY_PROBE; i++) {
+    struct carry *c = &carries[((unsigned)pid + i) % CARRIES];
+    if (c->pid == pid && c->dev == dev && c->ino == ino) return c;
+    if (!free && c->pid == 0) free = c;
+  }
+  if (!add) return NULL;
+  return free ? free : &carries[(unsigned)pid % CARRIES];
 }
 
-int carry_take(pid_t pid, const struct stat *st, int *route, struct verdict *v, char *src) {
-  struct carry *c = &carries[(unsigned)pid % CARRIES];
-  if (c->pid != pid || c->dev != st->st_dev || c->ino != st->st_ino) return 0;
-  *route = c->route;
-  *v = c->v;
-  *src = c->src;
-  c->pid = 0;
-  return 1;
+void carry_put(pid_t pid, const struct key *k) {
+  *carry_at(pid, (dev_t)k->dev, (ino_t)k->ino, 1) = (struct carry){.pid = pid, .dev = (dev_t)k->dev, .ino = (ino_t)k->ino};
+}
+
+int carry_take(pid_t pid, const struct stat *st) {
+  struct carry *c = carry_at(pid, st->st_dev, st->st_ino, 0);
+  if (c) c->pid = 0;
+  return c != NULL;
 }
 
 int is_elf(int fd) {

@@ -15,11 +15,10 @@ int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in);
 const char *route_name(int route);
 // expect_clear forgets the interpreter a refused exec of `pid` would have opened.
 void expect_clear(pid_t pid);
-// carry_put keeps a permission decision's route, verdict and source for the notice of the same
-// open (of the file `k` identifies).
-void carry_put(pid_t pid, int route, const struct key *k, struct verdict v, char src);
-// carry_take returns (and forgets) what carry_put kept for this pid and file; 0 when nothing is kept.
-int carry_take(pid_t pid, const struct stat *st, int *route, struct verdict *v, char *src);
+// carry_put notes that the exec of the file `k` by `pid` was journaled with its permission event;
+// carry_take reports (and forgets) that for the notice of the same open.
+void carry_put(pid_t pid, const struct key *k);
+int carry_take(pid_t pid, const struct stat *st);
 // is_elf reports whether the file starts with the ELF magic.
 int is_elf(int fd);
 // in_execve reports whether `pid` (under the host /proc `proc`) is inside execve(2)/execveat(2).
