@@ -1,25 +1,41 @@
 // Byte helpers shared by every layer: hex, base64, UTF-8, concatenation, comparison.
 
 const HEX = "0123456789abcdef";
-
-/** toHex writes bytes as lowercase hex. */
-export function toHex(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += HEX[b >> 4]! + HEX[b & 15]!;
-  return s;
+const enc = new TextEncoder();
+const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// Every ASCII code unit's nibble value (−1: not a hex digit).
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  NIBBLE[HEX.charCodeAt(i)] = i;
+  NIBBLE[HEX.toUpperCase().charCodeAt(i)] = i;
 }
+
+const HEX_CODES = Uint8Array.from(HEX, (c) => c.charCodeAt(0));
+
+/** toHex writes bytes as lowercase hex (a flat string, so later reads of it need no flattening). */
+export function toHex(bytes: Uint8Array): string {
+  const codes = new Uint8Array(2 * bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    codes[2 * i] = HEX_CODES[bytes[i]! >> 4]!;
+    codes[2 * i + 1] = HEX_CODES[bytes[i]! & 15]!;
+  }
+  return dec.decode(codes);
+}
+
+const nibble = (c: number): number => (c < 128 ? NIBBLE[c]! : -1);
 
 /** fromHex reads even-length lowercase or uppercase hex; throws RangeError on anything else. */
 export function fromHex(hex: string): Uint8Array {
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex))
-    throw new RangeError("hex: not an even-length hex string");
+  if (hex.length % 2 !== 0) throw new RangeError("hex: not an even-length hex string");
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  for (let i = 0; i < out.length; i++) {
+    const hi = nibble(hex.charCodeAt(2 * i));
+    const lo = nibble(hex.charCodeAt(2 * i + 1));
+    if ((hi | lo) < 0) throw new RangeError("hex: not an even-length hex string");
+    out[i] = (hi << 4) | lo;
+  }
   return out;
 }
-
-const enc = new TextEncoder();
-const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** utf8 encodes a string as UTF-8. */
 export function utf8(s: string): Uint8Array {

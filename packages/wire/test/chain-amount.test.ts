@@ -1,4 +1,5 @@
-// Hash chains (§2.7) against a literal re-statement of the definition, and 64-bit amounts (§2.2).
+// Hash chains (§2.7) against a literal re-statement of the definition, 64-bit amounts (§2.2), and
+// the hex helpers against their literal definitions.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -13,10 +14,12 @@ import {
   compareAmounts,
   concatBytes,
   formatDigest,
+  fromHex,
   isAmount,
   parseAmount,
   parseDigest,
   subAmounts,
+  toHex,
   utf8,
   WireError,
   AMOUNT_MAX,
@@ -91,4 +94,34 @@ test("property: isAmount is the decimal form of 0..2^64 − 1, near the bound an
     "09",
   ].entries())
     assert.equal(isAmount(s), literal(s), `case ${i} ${s}`);
+});
+
+test("property: toHex and fromHex are the literal hex encoding; fromHex refuses anything else", () => {
+  const literalTo = (b: Uint8Array): string => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  const literalFrom = (s: string): number[] | "RangeError" =>
+    s.length % 2 === 0 && /^[0-9a-fA-F]*$/.test(s)
+      ? Array.from({ length: s.length / 2 }, (_, i) => parseInt(s.slice(2 * i, 2 * i + 2), 16))
+      : "RangeError";
+  const attempt = (s: string): number[] | "RangeError" => {
+    try {
+      return [...fromHex(s)];
+    } catch (e) {
+      assert.ok(e instanceof RangeError);
+      return "RangeError";
+    }
+  };
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 64 }), (b) => {
+      assert.equal(toHex(b), literalTo(b));
+      assert.deepEqual([...fromHex(toHex(b))], [...b]);
+      assert.deepEqual([...fromHex(toHex(b).toUpperCase())], [...b]);
+    }),
+  );
+  const text = fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9a-fA-Fg\u0100 ]{0,12}$/));
+  fc.assert(
+    fc.property(text, (s) => assert.deepEqual(attempt(s), literalFrom(s), JSON.stringify(s))),
+    {
+      numRuns: 3000,
+    },
+  );
 });
