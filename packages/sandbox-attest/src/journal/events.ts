@@ -84,7 +84,8 @@ export const EVENT_TYPES = [
 type Check = (v: Json | undefined) => boolean;
 const isSeq: Check = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isPid: Check = (v) => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
-const isText: Check = (v) => typeof v === "string" && v.length > 0;
+// Well formed too: a lone surrogate has no canonical form (§2.1), and events are hashed later (journal.ts).
+const isText: Check = (v) => typeof v === "string" && v.length > 0 && v.isWellFormed();
 const oneOf =
   (...xs: string[]): Check =>
   (v) =>
@@ -97,7 +98,7 @@ const isSignal: Check = (v) => v === null || (typeof v === "string" && /^SIG[A-Z
 const SCHEMAS: Readonly<Record<JournalEvent["type"], Readonly<Record<string, Check>>>> = {
   "process.start": {
     pid: isPid,
-    argv: (v) => Array.isArray(v) && v.every((a) => typeof a === "string"),
+    argv: (v) => Array.isArray(v) && v.every((a) => typeof a === "string" && a.isWellFormed()),
     binary: isDigest,
   },
   "exec.decision": {

@@ -23,11 +23,14 @@ export function eventLeaf(event: JournalEvent): Uint8Array {
 
 /**
  * Journal appends events in order and keeps their tree (§8.3). Each append is validated as
- * parseEvent would; a refused input throws its code and leaves the journal unchanged.
+ * parseEvent would; a refused input throws its code and leaves the journal unchanged. Events are
+ * hashed into the tree when a head or a proof is first asked for, not as they come, so a busy
+ * producer (the exec gate journals every exec while the sandbox runs) does no hashing meanwhile.
  */
 export class Journal {
   readonly #events: JournalEvent[] = [];
   readonly #tree = new MerkleTree(blake3Hasher);
+  #hashed = 0;
   readonly #chunks: Record<StdioStream, number> = { stdin: 0, stdout: 0, stderr: 0 };
 
   /**
@@ -64,7 +67,6 @@ export class Journal {
         `${e.stream} chunk ${e.chunk} where ${this.#chunks[e.stream]} is next`,
       );
     const event = Object.freeze(e);
-    this.#tree.append(eventLeaf(event));
     this.#events.push(event);
     if (event.type === "stdio.chunk") this.#chunks[event.stream]++;
     return event;
@@ -82,16 +84,23 @@ export class Journal {
 
   /** head returns the tree head {size, root} over the first `size` events (default: all). */
   head(size: number = this.#events.length): TreeHeadJson {
-    return formatTreeHead({ size, root: this.#tree.root(size) });
+    return formatTreeHead({ size, root: this.#hashedTree().root(size) });
   }
 
   /** prove returns the inclusion proof of event `index` in the journal of `size` events (default: all). */
   prove(index: number, size: number = this.#events.length): EventProof {
-    return { index, path: this.#tree.inclusionProof(index, size).map(formatDigest) };
+    return { index, path: this.#hashedTree().inclusionProof(index, size).map(formatDigest) };
   }
 
   /** proveConsistency returns the RFC 9162 consistency proof from the first `size1` events to all of them. */
   proveConsistency(size1: number): string[] {
-    return this.#tree.consistencyProof(size1).map(formatDigest);
+    return this.#hashedTree().consistencyProof(size1).map(formatDigest);
+  }
+
+  /** The tree with every event so far hashed into it. */
+  #hashedTree(): MerkleTree<Uint8Array> {
+    for (; this.#hashed < this.#events.length; this.#hashed++)
+      this.#tree.append(eventLeaf(this.#events[this.#hashed] as JournalEvent));
+    return this.#tree;
   }
 }

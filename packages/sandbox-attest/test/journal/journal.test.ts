@@ -301,3 +301,13 @@ test("the exec gate's own decision records journal as exec.decision events", () 
   );
   verifyEventInclusion(j.head() as unknown as Json, { ...timedOut, seq: 1 }, j.prove(1) as unknown as Json);
 });
+
+test("an event holding a lone surrogate is refused when appended, not when hashed", () => {
+  const j = new Journal();
+  assert.throws(
+    () => j.append({ type: "file.write", path: "a\ud800", digest: `blake3:${"00".repeat(32)}`, size: "1" }),
+    (e: unknown) => isSandboxAttestError(e) && e.code === "MalformedEvent",
+  );
+  assert.equal(j.size, 0);
+  assert.equal(j.head().size, 0);
+});
