@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { randomFillSync } from "node:crypto";
 import { makePolicy } from "@sbx/sandbox-attest/execpolicy";
 import { gateUnavailableReason, hashFile, LoaderSet, runGated } from "@sbx/host/gate";
+import { fapolicydLoop, fapolicydUnavailable } from "./fapolicyd.ts";
 import { gbps, median, row, timeCommand } from "./measure.ts";
 
 const N = 2000;
@@ -122,6 +123,20 @@ async function bigExec(path: string, loaders: LoaderSet): Promise<[number, numbe
   return [a, b];
 }
 
+/** The peer: fapolicyd on the same loop in a plain shell (bench/fapolicyd.ts), when asked for. */
+async function peer(): Promise<void> {
+  const why = fapolicydUnavailable();
+  if (why !== null) {
+    console.log(`  peer fapolicyd: not measured (${why})`);
+    return;
+  }
+  const us = (x: number) => `${((x / N) * 1e6).toFixed(1)} µs/exec`;
+  const p = await fapolicydLoop(LOOP, RUNS);
+  console.log(`  peer: the same loop in a plain shell, median of ${RUNS} interleaved runs`);
+  row("wall: no daemon (anchor)", us(p.none), 1, "no daemon");
+  row("wall: fapolicyd, sha256 integrity, permissive", us(p.fapolicyd), p.fapolicyd / p.none, "no daemon");
+}
+
 export default async function execgate(): Promise<void> {
   const why = gateUnavailableReason();
   if (why !== null) {
@@ -156,6 +171,7 @@ export default async function execgate(): Promise<void> {
     console.log(
       `  warm-cache overhead: wall ${(((warm.wall - none.wall) / none.wall) * 100).toFixed(1)}%, cpu ${(((warm.cpu - none.cpu) / none.cpu) * 100).toFixed(1)}% (goal: under 10%)`,
     );
+    await peer();
     const big = join(tmp, "big-binary");
     makeBig(big);
     const size = 256 * (1 << 20);
