@@ -57,7 +57,7 @@ static void finish(struct pend *p, int allow, int journaled, char src, uint32_t 
 // again (notice.c). Being journaled here every time, they need no notice.
 static void remember(struct pend *p, struct verdict f) {
   if (!g->use_cache || !f.allow || !p->exec) return;
-  if (f.loader || !p->in.has) ignore_opens(g->notes, p->fd, FAN_OPEN_EXEC);
+  if (f.loader || !p->in.has) quiet_exec(g->notes, p->fd, &p->fk);
   // This open's notice will find the mask: the carry tells it the open was journaled here.
   else if (mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf))) carry_put(p->pid, &p->fk);
 }

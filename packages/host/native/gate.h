@@ -50,6 +50,7 @@ void cache_clear(void);
 // marks.c: the kernel's half of the cache (ignore masks on allowed inodes).
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open);
 int ignore_opens(int fan, int fd, uint64_t mask);
+void quiet_exec(int notes, int fd, const struct key *k);
 void unmark(uint64_t dev, uint64_t ino);
 int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v, struct interp *in);
 void marks_flush(int fan);

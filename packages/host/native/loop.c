@@ -52,10 +52,17 @@ static void handle(const char *buf, ssize_t n) {
   for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) on_event(m);
 }
 
+// A read that did not fill the buffer took everything queued at that moment; only a full one is
+// read again (what comes later wakes poll).
+#define FILLED(n, buf) ((size_t)(n) > sizeof(buf) - 4096)
+
 static void read_notices(void) {
   static char buf[65536] __attribute__((aligned(8)));
   ssize_t n;
-  while ((n = read(g->notes, buf, sizeof buf)) > 0) handle(buf, n);
+  do {
+    n = read(g->notes, buf, sizeof buf);
+    if (n > 0) handle(buf, n);
+  } while (n > 0 && FILLED(n, buf));
   notices_at = now_ms() + NOTICE_MS;
 }
 
@@ -65,10 +72,12 @@ static void read_notices(void) {
 static void read_events(void) {
   static char buf[16384] __attribute__((aligned(8)));
   ssize_t n;
-  while ((n = read(g->fan, buf, sizeof buf)) > 0) {
+  do {
+    n = read(g->fan, buf, sizeof buf);
+    if (n <= 0) return;
     read_notices();
     handle(buf, n);
-  }
+  } while (FILLED(n, buf));
 }
 
 static void on_line(char *line) {

@@ -26,6 +26,7 @@ struct marked {
   struct interp in; // the interpreter the file names, so a notice needs no read (route.c)
   int used;         // the slot has held an inode (open addressing: probes go on past it)
   int valid;        // the inode carries our exec mask, as far as we know
+  struct key quiet; // the key the inode had when its notices were masked (quiet_exec), or zeros
 };
 static struct marked table[SLOTS];
 static uint64_t nmarks;
@@ -52,10 +53,20 @@ int ignore_opens(int fan, int fd, uint64_t mask) {
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open) {
   struct marked *m = find(k->dev, k->ino, 1);
   if (!m) return 0; // no room to keep the verdict: the kernel keeps asking
-  *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .in = *in, .used = 1};
+  *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .in = *in, .used = 1, .quiet = m->quiet};
   m->valid = ignore_opens(fan, fd, FAN_OPEN_EXEC_PERM | (also_open ? FAN_OPEN_PERM : 0));
   nmarks += (uint64_t)m->valid;
   return m->valid;
+}
+
+void quiet_exec(int notes, int fd, const struct key *k) {
+  // Once per content: the key changes when the file is modified, which also clears the mask. A
+  // mask lost some other way only brings back notices, which are then dropped (notice.c).
+  struct marked *m = find(k->dev, k->ino, 1);
+  if (m && m->used && key_eq(&m->quiet, k)) return;
+  if (!ignore_opens(notes, fd, FAN_OPEN_EXEC) || !m) return;
+  if (!m->used) *m = (struct marked){.dev = k->dev, .ino = k->ino, .used = 1};
+  m->quiet = *k;
 }
 
 void unmark(uint64_t dev, uint64_t ino) {
