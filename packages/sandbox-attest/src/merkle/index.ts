@@ -9,8 +9,9 @@
 //     subtrees; `splitPoint` is RFC 9162's k. No hashing, no node type.
 //  2. tree.ts / verify.ts / subtree.ts — the generic core over any node type N through
 //     `TreeOps<N>` ({combine, empty, equal}): `rootOf` and `CompactRange` (streaming roots, O(log n)
-//     memory), `MerkleTree` (roots of earlier sizes, inclusion / consistency / subtree proofs),
-//     and the verifiers `rootFromInclusion`, `verifyInclusion`, `verifyConsistency` (RFC 9162
+//     memory), `StoredTree` (roots of earlier sizes, inclusion / consistency / subtree proofs,
+//     over an abstract node(level, index) accessor), `MerkleTree` (a StoredTree keeping node
+//     objects in arrays), and the verifiers `rootFromInclusion`, `verifyInclusion`, `verifyConsistency` (RFC 9162
 //     §2.1.3.2 and §2.1.4.2 literally), `verifySubtreeInclusion`, `verifySubtreeConsistency`
 //     (draft-ietf-plants-merkle-tree-certs §4.3–§4.4). Positions are 64-bit.
 //  3. hasher.ts / head.ts — byte hashes: `MerkleHasher` (leaf 0x00, node 0x01), `blake3Hasher`
@@ -22,6 +23,8 @@
 // define N = {hash, energy} and TreeOps<N> with combine(l, r) = {hash: H(0x01 ‖ l.hash ‖ r.hash …),
 // energy: l.energy + r.energy}; build leaves yourself; then `new MerkleTree(ops, leaves)`,
 // `tree.inclusionProof(i)`, and `verifyInclusion(ops, i, size, leaf, proof, root)` work unchanged.
+// A tree that stores its nodes otherwise extends StoredTree and supplies node(level, index): the
+// fleet tree keeps 40-byte records in flat buffers (fleet/tree.ts) and reuses all the proof code.
 // A verifier that only has hashes on the wire can map proof elements to N before verifying.
 export { blake3Hasher, sha256Hasher, hasherFrom } from "./hasher.ts";
 export type { TreeOps, MerkleHasher, HashFunction } from "./hasher.ts";
