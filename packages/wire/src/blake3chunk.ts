@@ -100,7 +100,9 @@ function writeHash(out: Uint8Array, outOff: number): void {
  * compress runs the BLAKE3 compression function on the block at word `o` of `w` with the
  * chaining value `cv`, chunk counter 0, and replaces `cv` by the first 8 output words. The seven
  * rounds are unrolled with the message schedule applied (each round's words are the previous
- * round's permuted by 2 6 3 10 7 0 4 13 1 11 12 5 9 14 15 8), so every word stays in a local.
+ * round's permuted by 2 6 3 10 7 0 4 13 1 11 12 5 9 14 15 8), so every word stays in a local:
+ * one long function on purpose, since a loop over rounds that permutes the locals measured 10–30%
+ * slower and one that indexes the schedule from a table about 2× slower.
  */
 function compress(w: Int32Array, o: number, blockLen: number, flags: number): void {
   const m0 = w[o]!;

@@ -8,7 +8,7 @@
 
 const FIRST_SLOTS = 1 << 12;
 
-/** ItemIndex maps distinct ids to 0, 1, 2, … in the order they were added. */
+/** ItemIndex maps distinct item ids (§16.1) to 0, 1, 2, … in the order they were added. */
 export class ItemIndex {
   readonly #ids: string[] = [];
   readonly #seed = crypto.getRandomValues(new Uint32Array(1))[0]!;

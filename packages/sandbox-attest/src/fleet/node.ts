@@ -63,44 +63,61 @@ export function fleetOps(hash: FleetHash): FleetTreeOps {
  * 1 + 512 bytes: the leaf's text is encoded into it in place. RangeError for a smaller buffer.
  */
 export function fleetOpsWith(h: FleetHasher): FleetTreeOps {
-  if (h.input.length < 1 + ITEM_MAX) throw new RangeError(`fleetOpsWith: input of ${h.input.length} bytes`);
-  const { input } = h;
-  const body = input.subarray(1, 1 + ITEM_MAX);
-  const enc = new TextEncoder();
-  const pair = new Uint8Array(3 * RECORD); // two child records, then the parent's
-  const emptyHash = new Uint8Array(32);
-  h.digestInto(0, emptyHash, 0);
-  const writeNode = (src: Uint8Array, at: number, out: Uint8Array, outAt: number): void => {
+  return new FleetAlgebra(h);
+}
+
+/** FleetAlgebra is FleetTreeOps over one hasher; the object forms go through the record forms. */
+class FleetAlgebra implements FleetTreeOps {
+  readonly #h: FleetHasher;
+  readonly #body: Uint8Array; // the hasher's input after the prefix byte
+  readonly #enc = new TextEncoder();
+  readonly #pair = new Uint8Array(3 * RECORD); // two child records, then the parent's
+  readonly #empty = new Uint8Array(32);
+
+  constructor(h: FleetHasher) {
+    if (h.input.length < 1 + ITEM_MAX) throw new RangeError(`fleetOpsWith: input of ${h.input.length} bytes`);
+    this.#h = h;
+    this.#body = h.input.subarray(1, 1 + ITEM_MAX);
+    h.digestInto(0, this.#empty, 0);
+  }
+
+  writeNode(src: Uint8Array, at: number, out: Uint8Array, outAt: number): void {
     addSums(src, at + 32, src, at + RECORD + 32, out, outAt + 32);
+    const { input } = this.#h;
     input[0] = 0x01;
     input.set(src.subarray(at, at + 2 * RECORD), 1);
-    h.digestInto(1 + 2 * RECORD, out, outAt);
-  };
-  const writeLeaf = (item: FleetItem, out: Uint8Array, at: number): void => {
+    this.#h.digestInto(1 + 2 * RECORD, out, outAt);
+  }
+
+  writeLeaf(item: FleetItem, out: Uint8Array, at: number): void {
     const text = itemText(item);
-    const { read, written } = enc.encodeInto(text, body);
+    const { read, written } = this.#enc.encodeInto(text, this.#body);
     if (read !== text.length)
       throw new SandboxAttestError("BadFleetItem", `item ${item.item} is longer than ${ITEM_MAX} bytes`);
     putAmount(out, at + 32, item.energy_uj);
-    input[0] = 0x00;
-    h.digestInto(1 + written, out, at);
-  };
-  return {
-    writeLeaf,
-    writeNode,
-    combine(l, r) {
-      putNode(pair, 0, l);
-      putNode(pair, RECORD, r);
-      writeNode(pair, 0, pair, 2 * RECORD);
-      return nodeAt(pair, 2 * RECORD);
-    },
-    empty: () => ({ hash: emptyHash.slice(), sum: 0n }),
-    equal: (a, b) => a.sum === b.sum && bytesEqual(a.hash, b.hash),
-    leaf(item) {
-      writeLeaf(item, pair, 0);
-      return nodeAt(pair, 0);
-    },
-  };
+    this.#h.input[0] = 0x00;
+    this.#h.digestInto(1 + written, out, at);
+  }
+
+  combine(l: FleetNode, r: FleetNode): FleetNode {
+    putNode(this.#pair, 0, l);
+    putNode(this.#pair, RECORD, r);
+    this.writeNode(this.#pair, 0, this.#pair, 2 * RECORD);
+    return nodeAt(this.#pair, 2 * RECORD);
+  }
+
+  leaf(item: FleetItem): FleetNode {
+    this.writeLeaf(item, this.#pair, 0);
+    return nodeAt(this.#pair, 0);
+  }
+
+  empty(): FleetNode {
+    return { hash: this.#empty.slice(), sum: 0n };
+  }
+
+  equal(a: FleetNode, b: FleetNode): boolean {
+    return a.sum === b.sum && bytesEqual(a.hash, b.hash);
+  }
 }
 
 /** The wire fleet algebra (§16.2): BLAKE3-256, hashed in place by @sbx/wire's one-chunk hasher. */

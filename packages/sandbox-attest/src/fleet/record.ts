@@ -12,12 +12,12 @@ export const RECORD = 40;
 const U64_MAX = (1n << 64n) - 1n;
 const TWO32 = 2 ** 32;
 
-/** u32be reads the big-endian 32-bit word at b[at]. */
+/** u32be reads the big-endian 32-bit word at b[at] (half of a §16.2 u64be sum). */
 export function u32be(b: Uint8Array, at: number): number {
   return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 }
 
-/** putU32be writes `x` (0 ≤ x < 2^32) as a big-endian 32-bit word at b[at]. */
+/** putU32be writes `x` (0 ≤ x < 2^32) as a big-endian 32-bit word at b[at] (§16.2). */
 export function putU32be(b: Uint8Array, at: number, x: number): void {
   b[at] = x >>> 24;
   b[at + 1] = x >>> 16;
@@ -32,7 +32,7 @@ function putSum(b: Uint8Array, at: number, hi: number, lo: number): void {
 }
 
 /**
- * putAmount writes an amount (an item's energy_uj) as u64be at b[at]. Refuses as parseAmount does
+ * putAmount writes an amount (an item's energy_uj, §16.1) as u64be at b[at]. Refuses as parseAmount does
  * (`BadAmount`, `AmountOverflow`); amounts of up to 15 digits are read without BigInt.
  */
 export function putAmount(b: Uint8Array, at: number, s: Amount): void {
@@ -46,7 +46,7 @@ export function putAmount(b: Uint8Array, at: number, s: Amount): void {
 }
 
 /**
- * addSums writes the sum of the u64be sums at a[ai] and b[bi] as u64be at out[at]. Refuses
+ * addSums writes the sum of the u64be sums at a[ai] and b[bi] as u64be at out[at] (§16.2). Refuses
  * `EnergyOverflow` above 2^64 − 1 (§16.2), writing nothing.
  */
 export function addSums(
@@ -66,17 +66,17 @@ export function addSums(
   putSum(out, at, hi, lo >>> 0);
 }
 
-/** sumAt reads the u64be sum at b[at]. */
+/** sumAt reads the u64be sum at b[at] (§16.2). */
 export function sumAt(b: Uint8Array, at: number): bigint {
   return (BigInt(u32be(b, at)) << 32n) | BigInt(u32be(b, at + 4));
 }
 
-/** nodeAt reads the record at b[at] as a node. */
+/** nodeAt reads the record at b[at] as a §16.2 node. */
 export function nodeAt(b: Uint8Array, at: number): FleetNode {
   return { hash: b.slice(at, at + 32), sum: sumAt(b, at + 32) };
 }
 
-/** putNode writes a node as a record at b[at]. Refuses `EnergyOverflow` for a sum outside 0..2^64 − 1. */
+/** putNode writes a §16.2 node as a record at b[at]. Refuses `EnergyOverflow` for a sum outside 0..2^64 − 1. */
 export function putNode(b: Uint8Array, at: number, n: FleetNode): void {
   if (n.sum < 0n || n.sum > U64_MAX)
     throw new SandboxAttestError("EnergyOverflow", `subtree energy ${n.sum} exceeds 2^64 - 1`);

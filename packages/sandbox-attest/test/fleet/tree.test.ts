@@ -138,6 +138,15 @@ test("items are checked: shape, duplicates, and the 2^64 − 1 energy bound", ()
     (e) => isSandboxAttestError(e, "EnergyOverflow"),
   );
   assert.equal(f.size, 2);
+  // Refusals in order: shape before duplicate, duplicate before overflow.
+  assert.throws(
+    () => f.append({ ...a, head: "blake3:00" }),
+    (e) => isSandboxAttestError(e, "BadFleetItem"),
+  );
+  assert.throws(
+    () => f.append({ ...a, energy_uj: "1" }),
+    (e) => isSandboxAttestError(e, "DuplicateFleetItem"),
+  );
   // The refused item added nothing, its id included.
   f.append({ ...b, item: "c", energy_uj: "0" });
   assert.equal(f.indexOf("c"), 2);
