@@ -59,7 +59,7 @@ export default function merkleBench(): Promise<void> {
   const nodeSha = hasherFrom("sha256-node", (d) => createHash("sha256").update(d).digest());
   const hashers: [string, MerkleHasher][] = [
     ["SHA-256 node:crypto (anchor)", nodeSha],
-    [`BLAKE3 @sbx/wire (${blake3Backend}; wasm below 1 KiB)`, blake3Hasher],
+    [`BLAKE3 @sbx/wire (${blake3Backend}; JS below 769 B)`, blake3Hasher],
     ["SHA-256 @noble/hashes", sha256Hasher],
   ];
   const data = leafData();
