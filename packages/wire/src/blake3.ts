@@ -4,8 +4,8 @@
 //
 // Measured (bench/wire.bench.ts): for short inputs the per-call cost of crossing into WASM or
 // native code dominates, so the plain-JS one-chunk compression of blake3chunk.ts is fastest up to
-// JS_INPUT_MAX bytes (at 64 bytes in 0.6× hash-wasm's time; at 768 they are even); hash-wasm then wins
-// by a few per cent up to one chunk, and the native binding above (bulk input). A hasher from
+// JS_INPUT_MAX bytes (at 64 bytes in about 0.6× hash-wasm's time; at 768 they are even); from there
+// to one chunk the two are within a few per cent, and the native binding wins above (bulk input). A hasher from
 // `createBlake3Chunk` takes the JS path for every input of one chunk, since its caller builds the
 // input in place and nothing is copied or allocated. Where the
 // native binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian
