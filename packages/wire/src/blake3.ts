@@ -1,15 +1,15 @@
 // §2.3 The one module that chooses the BLAKE3 implementation. Every other module hashes through
-// `blake3` / `createBlake3` / `createBlake3Chunk` here, so a browser build and a native build differ only in
-// this file.
+// `blake3` / `createBlake3` / `createBlake3Chunk` here, so a browser build and a native build differ
+// only in this file.
 //
 // Measured (bench/wire.bench.ts): for short inputs the per-call cost of crossing into WASM or
 // native code dominates, so the plain-JS one-chunk compression of blake3chunk.ts is fastest up to
-// JS_INPUT_MAX bytes (at 64 bytes in about 0.6× hash-wasm's time; at 768 they are even); from there
-// to one chunk the two are within a few per cent, and the native binding wins above (bulk input). A hasher from
-// `createBlake3Chunk` takes the JS path for every input of one chunk, since its caller builds the
-// input in place and nothing is copied or allocated. Where the
-// native binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian
-// platform, where the JS word loads do not apply, hash-wasm also serves small ones.
+// JS_INPUT_MAX bytes (at 64 bytes in about 0.6× hash-wasm's time; at 768 they are even); from
+// there to one chunk the two are within a few per cent, and the native binding wins above (bulk
+// input). A hasher from `createBlake3Chunk` takes the JS path for every input of one chunk, since
+// its caller builds the input in place and nothing is copied or allocated. Where the native
+// binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian platform,
+// where the JS word loads do not apply, hash-wasm also serves small ones.
 import { createBLAKE3, type IHasher } from "hash-wasm";
 import { ChunkHasher, chunkHashSupported, CHUNK_LEN } from "./blake3chunk.ts";
 
