@@ -34,18 +34,26 @@ static int npend;
 #define KEYFMT "%" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
 #define KEYARGS(k) (k).dev, (k).ino, (k).size, (k).mtime_s, (k).mtime_ns, (k).ctime_s, (k).ctime_ns
 
-static void answer(int fd, int allow) {
+static void respond(int fd, int allow) {
   struct fanotify_response r = {.fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY};
   if (write(g->fan, &r, sizeof r) != (ssize_t)sizeof r) dprintf(2, "execgate: respond: %s\n", strerror(errno));
+}
+
+static void answer(int fd, int allow) {
+  respond(fd, allow);
   close(fd);
 }
 
-// Answers `p`; `vid` is the verdict that decided (0: none, a timeout), journaled when `journaled`.
+// Answers `p`; `vid` is the verdict that decided (0: none, a timeout), journaled when `journaled`
+// (after the answer: the process goes on while the line is written).
 static void finish(struct pend *p, int allow, int journaled, char src, uint32_t vid) {
   if (!allow) counts.denies++;
   if (!allow && p->exec) expect_clear(p->pid);
-  if (journaled) journal_line(p->fd, allow, p->route, src, vid, p->pid);
-  answer(p->fd, allow);
+  if (journaled) {
+    respond(p->fd, allow);
+    journal_later(p->fd, allow, p->route, src, vid, p->pid);
+  } else
+    answer(p->fd, allow);
   p->used = 0;
   npend--;
 }

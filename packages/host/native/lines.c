@@ -1,6 +1,8 @@
 // The lines the helper sends the Node side (sandbox-attest §5.5, protocol in loop.c): buffered, so
 // decision lines go out in batches (FLUSH_MS, FLUSH_BYTES) and a miss, which someone waits on, at
-// once. If the buffer cannot drain, the sandbox stops rather than run unjournaled.
+// once. If the buffer cannot drain, the sandbox stops rather than run unjournaled. A decision line
+// needs the path of its file (read through the event's descriptor), which is looked up after the
+// batch of events it belongs to has been answered, in the order the decisions were made.
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -14,7 +16,7 @@
 #include "loop.h"
 #include "route.h"
 
-#define FLUSH_MS 10
+#define FLUSH_MS 50
 #define FLUSH_BYTES (32u << 10)
 #define OUT_MAX (64u << 20)
 
@@ -68,10 +70,21 @@ int flush_due(void) {
   return (int)wait;
 }
 
-void journal_line(int fd, int allow, int route, char src, uint32_t vid, pid_t pid) {
+// A decision line waiting for its path: the descriptor stays open until the line is written.
+struct pending {
+  int fd, allow, route;
+  char src;
+  uint32_t vid;
+  pid_t pid;
+};
+#define PENDING 4096
+static struct pending pending[PENDING];
+static int npending;
+
+static void write_line(const struct pending *j) {
   static const char digits[] = "0123456789abcdef";
   char link[64], path[PATH_MAX], hex[2 * PATH_MAX + 1];
-  snprintf(link, sizeof link, "self/fd/%d", fd);
+  snprintf(link, sizeof link, "self/fd/%d", j->fd);
   ssize_t n = readlinkat(g->proc, link, path, sizeof path);
   if (n < 0) n = 0;
   for (ssize_t i = 0; i < n; i++) {
@@ -79,11 +92,23 @@ void journal_line(int fd, int allow, int route, char src, uint32_t vid, pid_t pi
     hex[2 * i + 1] = digits[(unsigned char)path[i] & 15];
   }
   hex[2 * n] = 0;
-  emit(0, "d %d %s %c %" PRIu32 " %d %s\n", allow, route_name(route), src, vid, (int)pid, n ? hex : "-");
+  emit(0, "d %d %s %c %" PRIu32 " %d %s\n", j->allow, route_name(j->route), j->src, j->vid, (int)j->pid, n ? hex : "-");
+  close(j->fd);
+}
+
+void journal_later(int fd, int allow, int route, char src, uint32_t vid, pid_t pid) {
+  if (npending == PENDING) journal_now();
+  pending[npending++] = (struct pending){.fd = fd, .allow = allow, .route = route, .src = src, .vid = vid, .pid = pid};
+}
+
+void journal_now(void) {
+  for (int i = 0; i < npending; i++) write_line(&pending[i]);
+  npending = 0;
 }
 
 void stop_sandbox(int code) {
   kill(g->spid, SIGKILL);
+  journal_now();
   flush_out(1);
   _exit(code);
 }

@@ -66,6 +66,11 @@ static void read_notices(void) {
   notices_at = now_ms() + NOTICE_MS;
 }
 
+static void read_notices_now(void) {
+  read_notices();
+  journal_now();
+}
+
 // Each batch of permission events after the notices queued before it: a process's notices precede
 // its permission event, and the event's route may depend on them (an interpreter's exec follows
 // its script's).
@@ -77,6 +82,7 @@ static void read_events(void) {
     if (n <= 0) return;
     read_notices();
     handle(buf, n);
+    journal_now(); // after the answers: the lines of the notices first, then of the events
   } while (FILLED(n, buf));
 }
 
@@ -115,8 +121,9 @@ static void sandbox_exited(void) {
   waitpid(g->spid, &st, 0);
   // Every process of the pid namespace has exited by now; journal what they queued before.
   read_events();
-  read_notices();
+  read_notices_now();
   deny_pending();
+  journal_now();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   int64_t cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
@@ -146,6 +153,7 @@ int gate_loop(struct gate *gate) {
   int64_t beat = 0;
   for (;;) {
     if (now_ms() >= notices_at) read_notices();
+    journal_now(); // the lines of the last iteration's decisions (timeouts, answered misses, notices)
     int due = flush_due();
     if (now_ms() - beat >= g->stall_ms / 4) {
       if (write(g->hb, "h", 1) < 0 && errno == EPIPE) stop_sandbox(76);

@@ -18,7 +18,10 @@ extern int loader_seen;
 void emit(int urgent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void flush_out(int block);
 int flush_due(void);
-void journal_line(int fd, int allow, int route, char src, uint32_t vid, pid_t pid);
+// journal_later queues the decision line of the event whose descriptor is `fd` (and takes the
+// descriptor); journal_now writes the queued lines in order.
+void journal_later(int fd, int allow, int route, char src, uint32_t vid, pid_t pid);
+void journal_now(void);
 void stop_sandbox(int code) __attribute__((noreturn));
 void loaders_running(void);
 

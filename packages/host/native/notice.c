@@ -23,7 +23,7 @@ void on_notice(const struct fanotify_event_metadata *m) {
       !carry_take(m->pid, &st) && marked_verdict(st.st_dev, st.st_ino, &v, &in)) {
     int route = exec_route(m->pid, &st, m->fd, &in);
     counts.kernel_hits++;
-    journal_line(m->fd, 1, route, 'c', v.id, m->pid);
+    return journal_later(m->fd, 1, route, 'c', v.id, m->pid);
   }
   close(m->fd);
 }
