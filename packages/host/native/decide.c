@@ -26,6 +26,9 @@ struct req {
   struct key k;
 };
 
+// Set once a loader has run as a program: from then on no ELF file gets an ignore mask for plain
+// opens, so every file a loader maps is asked about while the loader waits.
+static int loader_seen;
 static struct pend pends[MAXPEND];
 static struct req reqs[MAXREQ];
 static int next_id = 1;
@@ -58,6 +61,12 @@ static void finish(struct pend *p, int allow, int journaled, char src, uint32_t 
   npend--;
 }
 
+// A loader is running as a program: drop every ignore mask, so the files it maps are asked about.
+static void loaders_running(void) {
+  loader_seen = 1;
+  marks_flush(g->fan);
+}
+
 // With the cache on, an allowed file that names an interpreter gets an ignore mask: the kernel stops
 // asking (marks.c), and its notices journal its execs. Files that name none (loaders, static
 // programs) are asked about on every exec, so that each exec has a permission event: the loader's
@@ -67,7 +76,7 @@ static void remember(struct pend *p, struct verdict f) {
   if (!g->use_cache || !f.allow || !p->exec) return;
   if (f.loader || !p->in.has) quiet_exec(g->notes, p->fd, &p->fk);
   // This open's notice will find the mask: the carry tells it the open was journaled here.
-  else if (mark_exec(g->fan, p->fd, &p->fk, f, &p->in, !(loader_seen && f.elf))) carry_put(p->pid, &p->fk);
+  else if (mark_exec(g->fan, p->fd, &p->fk, f, !(loader_seen && f.elf))) carry_put(p->pid, &p->fk);
 }
 
 // The content decision of an exec, or of a file a loader running as a program maps.
@@ -148,8 +157,6 @@ static struct pend *new_pend(void) {
     }
   return NULL;
 }
-
-static int is_ours(pid_t pid) { return pid == g->self || pid == g->node_pid || pid == g->warden; }
 
 void on_permission(const struct fanotify_event_metadata *m) {
   struct stat st;

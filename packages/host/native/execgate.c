@@ -119,8 +119,8 @@ static void mark_all_mounts(void) {
   FILE *f = fopen("/proc/self/mountinfo", "re");
   if (!f) die("mountinfo");
   char line[4096];
-  // Permission events decide; the notices of the exec opens that succeeded are what the journal
-  // records (notice.c), also when an ignore mask let an exec through unasked.
+  // Permission events decide (and are journaled); the second group's notices journal the execs an
+  // ignore mask let through unasked (notice.c).
   uint64_t mask = FAN_OPEN_EXEC_PERM | FAN_OPEN_PERM;
   while (fgets(line, sizeof line, f)) {
     char *save = NULL, *tok = strtok_r(line, " ", &save);

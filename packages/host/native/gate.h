@@ -18,15 +18,15 @@ struct verdict {
   uint32_t id;
 };
 
-// The interpreter a file names (`#!` or PT_INTERP), as the inode its path resolved to; `known` once
-// looked up, `has` when there is one.
+// The interpreter a file names (`#!` or PT_INTERP), as the inode its path resolved to; `has` when
+// there is one (`known` marks a filled slot of route.c's cache).
 struct interp {
   uint64_t dev, ino;
   int known, has;
 };
 
 struct gate {
-  int fan, notes, proc, hb, lifeline, sfd; // fan: permission events; notes: open notices
+  int fan, notes, proc, hb, lifeline, sfd; // fan: permission events; notes: exec notices
   pid_t self, node_pid, warden, spid;
   int timeout_ms, stall_ms, enforce, use_cache, marked, nice;
   const char *workspace, *cwd;
@@ -48,11 +48,11 @@ void cache_put(const struct key *k, struct verdict v);
 void cache_clear(void);
 
 // marks.c: the kernel's half of the cache (ignore masks on allowed inodes).
-int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open);
+int mark_exec(int fan, int fd, const struct key *k, struct verdict v, int also_open);
 int ignore_opens(int fan, int fd, uint64_t mask);
 void quiet_exec(int notes, int fd, const struct key *k);
 void unmark(uint64_t dev, uint64_t ino);
-int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v, struct interp *in);
+int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v);
 void marks_flush(int fan);
 uint64_t marks_added(void);
 

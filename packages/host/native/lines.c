@@ -112,8 +112,3 @@ void stop_sandbox(int code) {
   flush_out(1);
   _exit(code);
 }
-
-void loaders_running(void) {
-  loader_seen = 1;
-  marks_flush(g->fan);
-}

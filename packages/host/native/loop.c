@@ -1,6 +1,6 @@
-// The exec gate's event loop (sandbox-attest §5.5): answers every permission event (decide.c),
-// journals every exec and loader mapping from the open notices (notice.c), heartbeats the warden,
-// and ends when the sandbox's pid 1 exits. Protocol (text lines):
+// The exec gate's event loop (sandbox-attest §5.5): answers and journals every permission event
+// (decide.c), journals the execs the kernel let through under an ignore mask from their notices
+// (notice.c), heartbeats the warden, and ends when the sandbox's pid 1 exits. Protocol (text lines):
 //   helper → node (fd 4): r <spid> <marked> | m <id> <path> <key…> | d <allow> <route> <src> <vid>
 //                         <pid> <hexpath> | x <code> <signal> <hits> <misses> <denies> <timeouts> <cpu_us>
 //                         <kernel_hits> <marks>
@@ -9,10 +9,10 @@
 // <vid> is the id of the v line whose verdict decided (0 for a timeout).
 //
 // Two fanotify groups: `fan` holds the permission events, which a process waits on, and is read at
-// once; `notes` holds the notices of opens that succeeded, which nothing waits on, and is read in
-// batches (NOTICE_MS), and always before a batch of permission events, so that every notice queued
-// before a permission event is handled before it. A warm exec raises no permission event at all
-// (marks.c), so it wakes nobody.
+// once; `notes` holds the notices of exec opens that succeeded, which nothing waits on, and is read
+// in batches (NOTICE_MS), and always before a batch of permission events, so that every notice
+// queued before a permission event is handled before it. A warm exec raises one permission event,
+// at the end of its chain (its loader's, or a static program's; marks.c), and one notice.
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +32,9 @@
 
 struct gate *g;
 struct counts counts;
-int loader_seen;
 static int64_t notices_at;
+
+int is_ours(pid_t pid) { return pid == g->self || pid == g->node_pid || pid == g->warden; }
 
 static void on_event(const struct fanotify_event_metadata *m) {
   if (m->vers != FANOTIFY_METADATA_VERSION) stop_sandbox(73);

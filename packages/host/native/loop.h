@@ -1,5 +1,5 @@
 // What the modules of the helper's event loop share (sandbox-attest §5.5): loop.c (the poll loop
-// and the control channel), decide.c (permission events), notice.c (open notices), lines.c (the
+// and the control channel), decide.c (permission events), notice.c (exec notices), lines.c (the
 // lines to the Node side).
 #ifndef EXECGATE_LOOP_H
 #define EXECGATE_LOOP_H
@@ -10,9 +10,10 @@
 
 extern struct gate *g;
 extern struct counts counts;
-// Set once a loader has run as a program: from then on no ELF file gets an ignore mask for plain
-// opens, so every file a loader maps is asked about while the loader waits.
-extern int loader_seen;
+
+// loop.c: is_ours reports whether an event comes from the helper, its warden or the Node side,
+// whose opens are never decided.
+int is_ours(pid_t pid);
 
 // lines.c
 void emit(int urgent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,7 +24,6 @@ int flush_due(void);
 void journal_later(int fd, int allow, int route, char src, uint32_t vid, pid_t pid);
 void journal_now(void);
 void stop_sandbox(int code) __attribute__((noreturn));
-void loaders_running(void);
 
 // decide.c
 void on_permission(const struct fanotify_event_metadata *m);

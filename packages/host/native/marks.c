@@ -23,7 +23,6 @@
 struct marked {
   uint64_t dev, ino;
   struct verdict v; // the verdict the masks stand for
-  struct interp in; // the interpreter the file names, so a notice needs no read (route.c)
   int used;         // the slot has held an inode (open addressing: probes go on past it)
   int valid;        // the inode carries our exec mask, as far as we know
   struct key quiet; // the key the inode had when its notices were masked (quiet_exec), or zeros
@@ -50,10 +49,10 @@ int ignore_opens(int fan, int fd, uint64_t mask) {
   return fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, mask, fd, NULL) == 0;
 }
 
-int mark_exec(int fan, int fd, const struct key *k, struct verdict v, const struct interp *in, int also_open) {
+int mark_exec(int fan, int fd, const struct key *k, struct verdict v, int also_open) {
   struct marked *m = find(k->dev, k->ino, 1);
   if (!m) return 0; // no room to keep the verdict: the kernel keeps asking
-  *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .in = *in, .used = 1, .quiet = m->quiet};
+  *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .used = 1, .quiet = m->quiet};
   m->valid = ignore_opens(fan, fd, FAN_OPEN_EXEC_PERM | (also_open ? FAN_OPEN_PERM : 0));
   nmarks += (uint64_t)m->valid;
   return m->valid;
@@ -74,11 +73,10 @@ void unmark(uint64_t dev, uint64_t ino) {
   if (m) m->valid = 0;
 }
 
-int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v, struct interp *in) {
+int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v) {
   const struct marked *m = find(dev, ino, 0);
   if (!m || !m->valid) return 0;
   *v = m->v;
-  *in = m->in;
   return 1;
 }
 

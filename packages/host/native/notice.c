@@ -13,14 +13,12 @@
 #include "loop.h"
 #include "route.h"
 
-static int is_ours(pid_t pid) { return pid == g->self || pid == g->node_pid || pid == g->warden; }
-
 void on_notice(const struct fanotify_event_metadata *m) {
   struct stat st;
   struct verdict v;
-  struct interp in = {0};
+  struct interp in;
   if ((m->mask & FAN_OPEN_EXEC) && !is_ours(m->pid) && fstat(m->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      !carry_take(m->pid, &st) && marked_verdict(st.st_dev, st.st_ino, &v, &in)) {
+      !carry_take(m->pid, &st) && marked_verdict(st.st_dev, st.st_ino, &v)) {
     int route = exec_route(m->pid, &st, m->fd, &in);
     counts.kernel_hits++;
     return journal_later(m->fd, 1, route, 'c', v.id, m->pid);

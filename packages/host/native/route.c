@@ -38,7 +38,6 @@ struct carry {
 };
 static struct carry carries[CARRIES];
 
-
 static uint64_t rd(const unsigned char *p, int n) {
   uint64_t v = 0;
   for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
@@ -121,10 +120,9 @@ int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in) {
   int route = ROUTE_DIRECT;
   if (e->pid == pid && e->dev == st->st_dev && e->ino == st->st_ino) route = ROUTE_INTERPRETER;
   if (e->pid == pid) e->pid = 0;
-  // A file kept under an ignore mask has not changed since its interpreter was looked up; the
-  // interpreter's path may since name another inode, which then counts as run directly (the
-  // cautious side: a loader run directly drops every ignore mask, loop.c).
-  if (!in->known) interp_known(st, fd, in);
+  // The interpreter's path may since name another inode, which then counts as run directly (the
+  // cautious side: a loader run directly drops every ignore mask, decide.c).
+  interp_known(st, fd, in);
   if (in->has) *e = (struct expect){.pid = pid, .dev = (dev_t)in->dev, .ino = (ino_t)in->ino};
   return route;
 }

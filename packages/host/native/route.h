@@ -10,7 +10,7 @@
 enum { ROUTE_DIRECT = 0, ROUTE_INTERPRETER = 1, ROUTE_LOADER = 2 };
 
 // exec_route returns how this exec open of `st` by `pid` came about and notes the interpreter it
-// will open next; `in` is the file's interpreter, looked up through `fd` unless already known.
+// will open next, which it writes to `in` (read through `fd` unless cached for the file's key).
 int exec_route(pid_t pid, const struct stat *st, int fd, struct interp *in);
 const char *route_name(int route);
 // expect_clear forgets the interpreter a refused exec of `pid` would have opened.
