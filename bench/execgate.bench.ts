@@ -79,17 +79,8 @@ async function loops(loaders: LoaderSet): Promise<Record<Mode, Sample>> {
   for (let i = 0; i < RUNS; i++)
     for (const m of ["none", "warm", "cold"] as const) xs[m].push(await loopOnce(m, loaders));
   const med = (m: Mode): Sample => {
-    const f = (k: keyof Sample) => median(xs[m].map((x) => x[k]));
-    return {
-      wall: f("wall"),
-      cpu: f("cpu"),
-      sandbox: f("sandbox"),
-      helper: f("helper"),
-      node: f("node"),
-      head: f("head"),
-      asked: f("asked"),
-      unasked: f("unasked"),
-    };
+    const keys = Object.keys(xs[m][0] as Sample) as (keyof Sample)[];
+    return Object.fromEntries(keys.map((k) => [k, median(xs[m].map((x) => x[k]))])) as unknown as Sample;
   };
   return { none: med("none"), warm: med("warm"), cold: med("cold") };
 }

@@ -7,7 +7,7 @@
 // It rewrites /etc/fapolicyd for the run and restores it after, so it runs only when asked:
 // SBX_BENCH_FAPOLICYD=1 npm run bench -- execgate (as root, with fapolicyd installed).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median } from "./measure.ts";
@@ -32,26 +32,22 @@ export function fapolicydUnavailable(): string | null {
   return null;
 }
 
+/** The settings the run needs, each replacing its line in fapolicyd.conf. */
+const SETTINGS: Readonly<Record<string, string>> = {
+  integrity: "sha256",
+  trust: "file",
+  uid: "root",
+  gid: "root",
+};
+
 function configure(): void {
   const conf = join(ETC, "fapolicyd.conf");
-  const text = spawnSync(
-    "sed",
-    [
-      "-e",
-      "s/^integrity = .*/integrity = sha256/",
-      "-e",
-      "s/^trust = .*/trust = file/",
-      "-e",
-      "s/^uid = .*/uid = root/",
-      "-e",
-      "s/^gid = .*/gid = root/",
-      conf,
-    ],
-    { encoding: "utf8" },
-  ).stdout;
+  let text = readFileSync(conf, "utf8");
+  for (const [k, v] of Object.entries(SETTINGS))
+    text = text.replace(new RegExp(`^${k} = .*$`, "m"), `${k} = ${v}`);
   writeFileSync(conf, text);
   rmSync(join(ETC, "rules.d"), { recursive: true, force: true });
-  spawnSync("mkdir", ["-p", join(ETC, "rules.d")]);
+  mkdirSync(join(ETC, "rules.d"));
   writeFileSync(join(ETC, "rules.d", "50-bench.rules"), RULES);
   writeFileSync(join(ETC, "fapolicyd.trust"), "");
   for (const f of TRUSTED) if (existsSync(f)) spawnSync("fapolicyd-cli", ["--file", "add", f]);
