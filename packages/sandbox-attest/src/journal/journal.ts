@@ -30,7 +30,6 @@ export function eventLeaf(event: JournalEvent): Uint8Array {
 export class Journal {
   readonly #events: JournalEvent[] = [];
   readonly #tree = new MerkleTree(blake3Hasher);
-  #hashed = 0;
   readonly #chunks: Record<StdioStream, number> = { stdin: 0, stdout: 0, stderr: 0 };
 
   /**
@@ -97,10 +96,10 @@ export class Journal {
     return this.#hashedTree().consistencyProof(size1).map(formatDigest);
   }
 
-  /** The tree with every event so far hashed into it. */
+  /** The tree with every event so far hashed into it (its size is the number hashed). */
   #hashedTree(): MerkleTree<Uint8Array> {
-    for (; this.#hashed < this.#events.length; this.#hashed++)
-      this.#tree.append(eventLeaf(this.#events[this.#hashed] as JournalEvent));
+    for (let i = this.#tree.size; i < this.#events.length; i++)
+      this.#tree.append(eventLeaf(this.#events[i] as JournalEvent));
     return this.#tree;
   }
 }
