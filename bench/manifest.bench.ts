@@ -1,4 +1,4 @@
-// Manifest ingestion (§14): devcontainer.json files ingested per second over the shared corpus, against
+// Manifest ingestion (§14): devcontainer.json files ingested per second over the devcontainer corpus (testdata/), against
 // the anchor jsonc-parser's bare parseTree of the same files in the same run. Two sets: the 72 corpus
 // files as written (every one refused, every offending member collected) and the ten declarative
 // ones with their image pinned (accepted: normalised, canonicalised, BLAKE3-addressed). A third row
@@ -12,7 +12,7 @@ import { ingestManifest, signManifest, verifyManifest } from "@sbx/sandbox-attes
 import { median, rate, row, timeRuns } from "./measure.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const dir = join(process.env.SBX_SHARED ?? resolve(root, "../shared"), "corpus/devcontainer");
+const dir = join(root, "testdata/corpus/devcontainer");
 const RUNS = 15;
 // Each timed run handles about this many files, so a run lasts long enough to time.
 const PER_RUN = 1500;

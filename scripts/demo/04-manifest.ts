@@ -18,7 +18,7 @@ import {
 import { check, type DemoContext } from "./context.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const corpus = join(process.env.SBX_SHARED ?? resolve(root, "../shared"), "corpus/devcontainer");
+const corpus = join(root, "testdata/corpus/devcontainer");
 const DIGEST = "0123456789abcdef".repeat(4);
 
 function refusalOf(run: () => unknown): { code: string; members: { pointer: string; code: string }[] } {

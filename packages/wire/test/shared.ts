@@ -1,11 +1,11 @@
-// Test helper: where the shared published vectors are (../shared beside the repository, or SBX_SHARED).
+// Test helper: where the published vectors are (testdata/vectors in the repository).
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 /** The external vectors folder. */
-export const externalDir = join(process.env.SBX_SHARED ?? resolve(repoRoot, "../shared"), "vectors/external");
+export const externalDir = join(repoRoot, "testdata/vectors");
 
 /** readExternal parses one JSON file of the external vectors; the caller states its shape. */
 export function readExternal(rel: string): unknown {

@@ -27,12 +27,12 @@ import {
 } from "@sbx/wire";
 import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
-import { sharedDir } from "../paths.ts";
+import { testdataDir } from "../paths.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
 import { obj, str } from "./input.ts";
 
 const C = "C1" as const;
-const ext = join(sharedDir, "vectors/external");
+const ext = join(testdataDir, "vectors");
 
 /** field reads the string member `k` of the input object. */
 const field = (o: JsonObject, k: string): string => str(o[k], `input.${k}`);

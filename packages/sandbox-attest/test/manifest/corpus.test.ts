@@ -1,4 +1,4 @@
-// §14 against the shared corpus of 72 real devcontainer.json files: every file gets the answer its
+// §14 against the corpus (testdata/corpus) of 72 real devcontainer.json files: every file gets the answer its
 // README describes. The expected refusals come from INDEX.tsv's classification plus a hand-written
 // table of what INDEX lists only in its notes (substitutions, `overrideCommand: false`); they are not
 // computed by the implementation.
@@ -11,7 +11,7 @@ import { isSandboxAttestError } from "../../src/errors.ts";
 import { ingestManifest } from "../../src/manifest/index.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-const shared = process.env.SBX_SHARED ?? resolve(repoRoot, "../shared");
+const shared = join(repoRoot, "testdata");
 const dir = join(shared, "corpus/devcontainer");
 const malformedDir = join(shared, "corpus/devcontainer-malformed");
 

@@ -1,14 +1,11 @@
-// Where the published Merkle vectors live: ../shared beside the repository, or $SBX_SHARED.
+// Where the published Merkle vectors live: testdata/vectors/rfc6962 in the repository.
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 /** The RFC 6962 vectors folder. */
-export const rfc6962Dir = join(
-  process.env.SBX_SHARED ?? resolve(repoRoot, "../shared"),
-  "vectors/external/rfc6962",
-);
+export const rfc6962Dir = join(repoRoot, "testdata/vectors/rfc6962");
 
 /**
  * readLossless parses JSON keeping integers beyond 2^53 exact: any bare integer of 16+ digits

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { errCase, flipHexByte, okCase } from "../../generate/build.ts";
-import { sharedDir } from "../../paths.ts";
+import { testdataDir } from "../../paths.ts";
 import type { Vector } from "../../types.ts";
 
 const C = "C4" as const;
@@ -23,7 +23,7 @@ interface Published {
 /** The published RFC 6962 SHA-256 vectors, as given, plus bit flips of their proofs. */
 export function sha256Vectors(): Vector[] {
   const P = JSON.parse(
-    readFileSync(join(sharedDir, "vectors/external/rfc6962/rfc6962-sha256-vectors.json"), "utf8"),
+    readFileSync(join(testdataDir, "vectors/rfc6962/rfc6962-sha256-vectors.json"), "utf8"),
   ) as Published;
   const out: Vector[] = P.rootsBySize.map((root, n) =>
     okCase(

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { toBase64, type Json } from "@sbx/wire";
 import { ingestManifest } from "@sbx/sandbox-attest/manifest";
 import { errCase, okCase } from "../../generate/build.ts";
-import { sharedDir } from "../../paths.ts";
+import { testdataDir } from "../../paths.ts";
 import type { Vector } from "../../types.ts";
 import { C, HEX, PIN } from "./common.ts";
 
-const corpus = join(sharedDir, "corpus/devcontainer");
+const corpus = join(testdataDir, "corpus/devcontainer");
 
 function ingestOk(id: string, desc: string, text: string): Vector {
   return okCase(
@@ -231,7 +231,7 @@ export function refusalVectors(): Vector[] {
 export function parseErrorVectors(): Vector[] {
   const malformed = readFileSync(
     join(
-      sharedDir,
+      testdataDir,
       "corpus/devcontainer-malformed/microsoft__vscode__.devcontainer__devcontainer@01b97ab4c2d0.json",
     ),
     "utf8",
