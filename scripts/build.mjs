@@ -1,11 +1,120 @@
 #!/usr/bin/env node
-// Build step: compiles the project's own native helper (the exec gate, §5.5) with the machine's C
-// compiler when its source exists. No prebuilt binary is downloaded. TypeScript runs through tsx.
-import { existsSync } from "node:fs";
+// Build step. `node scripts/build.mjs` does both parts; `node scripts/build.mjs cli` only the first
+// (the `prepare` script, which runs on `npm ci` / `npm install`, and scripts/test.mjs use that).
+//
+// 1. The CLIs: packages/cli/src compiled to JavaScript with esbuild into packages/cli/dist/, so
+//    `sbx` and `jcp` start without transpiling TypeScript. main.ts and each command module are entry
+//    points (main.ts discovers the commands by listing dist/commands/<tool>/); the workspace
+//    libraries they import are bundled into shared chunks, third-party packages stay imports.
+// 2. The project's own native helper (the exec gate, §5.5), compiled with the machine's C compiler
+//    when its source exists. No prebuilt binary is downloaded.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 
-const helper = "packages/host/native/build.sh";
-if (existsSync(helper)) {
+const root = resolve(import.meta.dirname, "..");
+const cli = join(root, "packages/cli");
+const dist = join(cli, "dist");
+const main = join(cli, "src/main.ts");
+
+/** The third-party packages the workspace's libraries depend on at run time: left as imports. */
+function thirdParty() {
+  const out = new Set();
+  for (const pkg of readdirSync(join(root, "packages"))) {
+    const file = join(root, "packages", pkg, "package.json");
+    if (!existsSync(file)) continue;
+    const deps = JSON.parse(readFileSync(file, "utf8")).dependencies ?? {};
+    for (const name of Object.keys(deps)) if (!name.startsWith("@sbx/")) out.add(name);
+  }
+  return [...out].flatMap((n) => [n, `${n}/*`]);
+}
+
+/** The entry points: main.ts and every command module main.ts would find under src/commands/<tool>/. */
+function entries() {
+  const out = [main];
+  for (const tool of ["sbx", "jcp"]) {
+    const dir = join(cli, "src/commands", tool);
+    for (const f of readdirSync(dir).sort()) if (f.endsWith(".ts")) out.push(join(dir, f));
+  }
+  return out;
+}
+
+// A module that finds files beside itself (`new URL("../../native/build/x", import.meta.url)`) must
+// keep finding them once bundled into dist/: `import.meta.url` in every source but main.ts becomes a
+// marker naming the source, and each output file replaces the marker with the source's URL computed
+// from the output's own location (a relative path, so the checkout can move after the build).
+const MARK = "__sbx_source_url__";
+const sourceUrl = {
+  name: "source-url",
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      if (args.path === main || !text.includes("import.meta.url")) return undefined;
+      const rel = relative(root, args.path).split("\\").join("/");
+      return {
+        contents: text.replaceAll("import.meta.url", `${MARK}(${JSON.stringify(rel)})`),
+        loader: "ts",
+      };
+    });
+  },
+};
+function placeSourceUrls(outPath, text) {
+  return text.replace(new RegExp(`${MARK}\\(("[^"]*")\\)`, "g"), (_, lit) => {
+    const up = relative(dirname(outPath), root).split("\\").join("/") || ".";
+    return `new URL(${JSON.stringify(`${up}/${JSON.parse(lit)}`)}, import.meta.url).href`;
+  });
+}
+
+/** esbuild, a devDependency; `npm ci --omit=dev` runs `prepare` without it, and then nothing is built. */
+async function loadEsbuild() {
+  try {
+    return await import("esbuild");
+  } catch (e) {
+    if (e?.code !== "ERR_MODULE_NOT_FOUND" || process.env.npm_lifecycle_event !== "prepare") throw e;
+    console.error("build: esbuild is not installed (dev dependencies omitted), so sbx and jcp are not built");
+    return null;
+  }
+}
+
+async function buildCli() {
+  const esbuild = await loadEsbuild();
+  if (esbuild === null) return;
+  const r = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: entries(),
+    outbase: join(cli, "src"),
+    outdir: dist,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: thirdParty(),
+    chunkNames: "chunks/[name]-[hash]",
+    plugins: [sourceUrl],
+    write: false,
+    logLevel: "warning",
+  });
+  rmSync(dist, { recursive: true, force: true });
+  for (const f of r.outputFiles) {
+    const text = placeSourceUrls(f.path, f.text);
+    if (text.includes(MARK)) throw new Error(`build: ${relative(root, f.path)} keeps a source-URL marker`);
+    mkdirSync(dirname(f.path), { recursive: true });
+    writeFileSync(f.path, text);
+  }
+}
+
+function buildNative() {
+  const helper = join(root, "packages/host/native/build.sh");
+  if (!existsSync(helper)) return;
   const r = spawnSync("bash", [helper], { stdio: "inherit" });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
+
+const what = process.argv[2] ?? "all";
+if (what !== "all" && what !== "cli") {
+  console.error(`build: unknown part ${JSON.stringify(what)}; parts: cli (or none for everything)`);
+  process.exit(2);
+}
+await buildCli();
+if (what === "all") buildNative();

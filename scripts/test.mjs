@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs every packages/*/test/**/*.test.ts file under node's test runner with tsx.
-// Node 20's --test takes no globs, so the files are listed here.
+// Runs every packages/*/test/**/*.test.ts file under node's test runner with tsx (or those whose path
+// holds one of the arguments). Node 20's --test takes no globs, so the files are listed here.
+// First compiles the CLIs (scripts/build.mjs cli), so a test that spawns `sbx` or `jcp` runs the
+// current sources.
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -13,6 +15,11 @@ function walk(dir, out) {
   }
   return out;
 }
+const built = spawnSync(process.execPath, [join(import.meta.dirname, "build.mjs"), "cli"], {
+  stdio: "inherit",
+});
+if (built.status !== 0) process.exit(built.status ?? 1);
+
 const filter = process.argv.slice(2);
 const files = [];
 for (const pkg of readdirSync("packages").sort()) {

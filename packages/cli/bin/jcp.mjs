@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// `jcp`: the grant protocol commands. TypeScript sources run through tsx.
-import { register } from "tsx/esm/api";
-register();
-const { runCli } = await import("../src/main.ts");
-process.exitCode = await runCli("jcp", process.argv.slice(2));
+// `jcp`: the grant protocol commands, run from the JavaScript that `npm run build` compiles into
+// ../dist (scripts/build.mjs); `npm ci` and `npm install` build it through `prepare`.
+import { start } from "./start.mjs";
+await start("jcp");

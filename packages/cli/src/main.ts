@@ -1,11 +1,13 @@
 // Dispatcher for `sbx` and `jcp`: discovers the commands in ./commands/<tool>, prints help and
 // version, runs one command, and maps errors to exit codes (0 ok, 1 invalid/refused, 2 usage).
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { EXIT, UsageError, type Command, type Io } from "./command.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
+// Command modules share this module's extension: .ts in src/, .js in dist/ (scripts/build.mjs).
+const ext = extname(fileURLToPath(import.meta.url));
 const TOOLS = {
   sbx: "sandbox-attest host: run units under grants, meter, attest, journal, suspend and resume, verify records",
   jcp: "JCP grant protocol: issue, attenuate, verify and spend capability grants",
@@ -20,7 +22,7 @@ export async function loadCommands(tool: Tool): Promise<Command[]> {
   const dir = join(here, "commands", tool);
   const out: Command[] = [];
   for (const f of readdirSync(dir).sort())
-    if (f.endsWith(".ts")) {
+    if (f.endsWith(ext)) {
       const mod = (await import(pathToFileURL(join(dir, f)).href)) as {
         command?: Command;
         commands?: Command[];
@@ -64,14 +66,15 @@ function findCommand(cmds: readonly Command[], argv: readonly string[]): [Comman
 
 /** runCli runs one invocation of a tool and returns its exit code. */
 export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promise<number> {
+  // The version needs no command module: answered before they load, so it starts fast.
+  if (argv[0] === "--version" || argv[0] === "-V") {
+    io.out(`${tool} ${version()}`);
+    return EXIT.ok;
+  }
   const cmds = await loadCommands(tool);
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     io.out(toolHelp(tool, cmds));
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
-  }
-  if (argv[0] === "--version" || argv[0] === "-V") {
-    io.out(`${tool} ${version()}`);
-    return EXIT.ok;
   }
   const found = findCommand(cmds, argv);
   if (!found) {
