@@ -264,8 +264,8 @@ function decideVectors(): Vector[] {
 }
 
 async function live(): Promise<LiveCase[]> {
-  const gate = await import("@sbx/host/gate");
-  return gate.runBattery();
+  const battery = await import("../live/execgate.ts");
+  return battery.runBattery();
 }
 
 export const klass: ConformanceClass = {

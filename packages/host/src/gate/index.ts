@@ -7,6 +7,4 @@ export type { Hashed, StatKey } from "./hash.ts";
 export { elfFacts } from "./elf.ts";
 export type { ElfFacts } from "./elf.ts";
 export { LoaderSet, candidateLoaders } from "./loaders.ts";
-export { runBattery } from "./battery.ts";
-export type { BatteryCase } from "./battery.ts";
 export { HELPER_PATH, EXECVEAT_PROBE_PATH, gateUnavailableReason, assertGateAvailable } from "./helper.ts";

@@ -1,5 +1,5 @@
-// §5.5 / C8 live battery: real processes under the kernel gate, each case checked against its
-// journal. The conformance harness (class C8) and the demo run it; the node:test battery in
+// §5.5 / C8 live battery: real processes under the kernel gate of @sbx/host, each case checked
+// against its journal. Class C8 of the conformance harness runs it; the node:test battery in
 // packages/host/test/gate asserts the same behaviour case by case.
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -7,18 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { hashFile } from "./hash.ts";
-import { EXECVEAT_PROBE_PATH, gateUnavailableReason } from "./helper.ts";
-import { LoaderSet } from "./loaders.ts";
-import { runGated, startGate, type GateResult } from "./session.ts";
-
-/** One live case's outcome (the conformance LiveCase shape). */
-export interface BatteryCase {
-  readonly id: string;
-  readonly desc: string;
-  readonly passed: boolean;
-  readonly detail?: string;
-}
+import {
+  EXECVEAT_PROBE_PATH,
+  LoaderSet,
+  gateUnavailableReason,
+  hashFile,
+  runGated,
+  startGate,
+  type GateResult,
+} from "@sbx/host/gate";
+import type { LiveCase } from "../types.ts";
 
 interface Ctx {
   readonly ws: string;
@@ -54,7 +52,7 @@ async function setup(): Promise<Ctx> {
 }
 
 /** outcome makes a case's result; `detail` is kept only when it failed. */
-function outcome(id: string, desc: string, passed: boolean, detail?: string): BatteryCase {
+function outcome(id: string, desc: string, passed: boolean, detail?: string): LiveCase {
   return { id, desc, passed, ...(passed || detail === undefined ? {} : { detail }) };
 }
 
@@ -87,7 +85,7 @@ const DENY_CASES: readonly (readonly [string, string, string])[] = [
   ],
 ];
 
-async function denyCase(c: Ctx, id: string, desc: string, script: string): Promise<BatteryCase> {
+async function denyCase(c: Ctx, id: string, desc: string, script: string): Promise<LiveCase> {
   rmSync(join(c.ws, "m"), { force: true });
   const r = await sh(c, makePolicy("denylist", [], [c.denied]), script.replace("PY", c.python));
   const journaled = r.journal.events.some(
@@ -103,7 +101,7 @@ async function denyCase(c: Ctx, id: string, desc: string, script: string): Promi
   );
 }
 
-async function memfdCase(c: Ctx): Promise<BatteryCase> {
+async function memfdCase(c: Ctx): Promise<LiveCase> {
   const py = `import os\nfd=os.memfd_create('x')\nos.write(fd, open('./denied','rb').read())\ntry:\n  os.execve(fd, ['x','m'], {})\nexcept OSError as e:\n  print('REFUSED', e.errno)`;
   writeFileSync(join(c.ws, "memfd.py"), py);
   const r = await sh(c, makePolicy("denylist", [], [c.denied]), `${c.python} memfd.py`);
@@ -117,7 +115,7 @@ async function memfdCase(c: Ctx): Promise<BatteryCase> {
 }
 
 /** Cases of the kernel-side cache (§5.5.5) and of the namespace rule: they must not weaken the gate. */
-async function cacheCases(c: Ctx): Promise<BatteryCase[]> {
+async function cacheCases(c: Ctx): Promise<LiveCase[]> {
   const policy = makePolicy("denylist", [], [c.denied]);
   const marker = join(c.ws, "m");
   rmSync(marker, { force: true });
@@ -160,7 +158,7 @@ async function cacheCases(c: Ctx): Promise<BatteryCase[]> {
 const TOOLCHAIN =
   "set -e; echo 'a b c' | tr a-z A-Z | wc -w; printf 'all:\\n\\t@echo made\\n' > Makefile; make; rm -rf g; git init -q g; git -C g -c user.name=t -c user.email=t@t commit -q --allow-empty -m x; git -C g log --oneline | wc -l";
 
-async function allowlistCases(c: Ctx): Promise<BatteryCase[]> {
+async function allowlistCases(c: Ctx): Promise<LiveCase[]> {
   const learn = await sh(c, makePolicy("denylist"), TOOLCHAIN);
   const policy = makePolicy(
     "allowlist",
@@ -182,7 +180,7 @@ async function allowlistCases(c: Ctx): Promise<BatteryCase[]> {
   ];
 }
 
-async function killCase(c: Ctx): Promise<BatteryCase> {
+async function killCase(c: Ctx): Promise<LiveCase> {
   const s = await startGate({
     policy: makePolicy("denylist", [], [c.denied]),
     command: ["/bin/sh", "-c", "while :; do ./denied m; sleep 0.02; done"],
@@ -203,12 +201,12 @@ async function killCase(c: Ctx): Promise<BatteryCase> {
 }
 
 /** runBattery runs the §5.5 live battery (C8); where the gate cannot run, every case fails with the reason. */
-export async function runBattery(): Promise<BatteryCase[]> {
+export async function runBattery(): Promise<LiveCase[]> {
   const why = gateUnavailableReason();
   if (why !== null) return [outcome("c8-live-gate", "the exec gate runs on this host", false, why)];
   const c = await setup();
   try {
-    const out: BatteryCase[] = [];
+    const out: LiveCase[] = [];
     for (const [id, desc, script] of DENY_CASES) out.push(await denyCase(c, id, desc, script));
     out.push(await memfdCase(c));
     const absolute = await sh(c, makePolicy("denylist", [c.denied], [c.denied]), "./denied");
