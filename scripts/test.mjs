@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs every packages/*/test/**/*.test.ts file under node's test runner with tsx (or those whose path
-// holds one of the arguments). Node 20's --test takes no globs, so the files are listed here.
+// Runs every scripts/test/**/*.test.ts and packages/*/test/**/*.test.ts file under node's test runner
+// with tsx (or those whose path holds one of the arguments). Node 20's --test takes no globs, so the files are listed here.
 // First compiles the CLIs (scripts/build.mjs cli), so a test that spawns `sbx` or `jcp` runs the
 // current sources.
 import { readdirSync, statSync } from "node:fs";
@@ -22,6 +22,7 @@ if (built.status !== 0) process.exit(built.status ?? 1);
 
 const filter = process.argv.slice(2);
 const files = [];
+walk(join("scripts", "test"), files);
 for (const pkg of readdirSync("packages").sort()) {
   const dir = join("packages", pkg, "test");
   try {

@@ -20,7 +20,7 @@ import { readRun, resumeRun } from "@sbx/sandbox-attest/store";
 import { runUnit } from "@sbx/host/run";
 import { restoreSnapshot, snapshotDir } from "@sbx/host/snapshot";
 import { FileStore, verifyRecordFiles } from "@sbx/host/store";
-import { runCli } from "../../packages/cli/src/main.ts";
+import { runCli } from "@sbx/cli";
 import { check, type DemoContext } from "./context.ts";
 
 const host = testKey("host");

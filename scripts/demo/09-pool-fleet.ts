@@ -28,7 +28,7 @@ import {
 } from "@sbx/host/pool";
 import { runUnit } from "@sbx/host/run";
 import { FileStore } from "@sbx/host/store";
-import { runCli } from "../../packages/cli/src/main.ts";
+import { runCli } from "@sbx/cli";
 import { check, type DemoContext } from "./context.ts";
 
 const host = testKey("host");

@@ -1,2 +1,5 @@
-// @sbx/cli: see the subpath exports in package.json; one module per spec section.
-export {};
+// @sbx/cli: the dispatcher behind the `sbx` and `jcp` bins, for callers that run a command in
+// process (the demo, tests) with their own output sinks.
+export { runCli, loadCommands } from "./main.ts";
+export type { Tool } from "./main.ts";
+export type { Command, Io } from "./command.ts";
