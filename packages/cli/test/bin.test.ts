@@ -1,0 +1,52 @@
+// The bins as a user runs them: `sbx` and `jcp` start from the JavaScript compiled into dist/
+// (scripts/test.mjs builds it before the tests), find every command the sources hold, and say how
+// to build when nothing is built.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadCommands } from "../src/main.ts";
+
+const CLI = join(import.meta.dirname, "..");
+const VERSION = (JSON.parse(readFileSync(join(CLI, "package.json"), "utf8")) as { version: string }).version;
+
+function bin(path: string, argv: string[]) {
+  const r = spawnSync(process.execPath, [path, ...argv], { encoding: "utf8" });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test("the compiled bins print their version and exit 0, with nothing on stderr", () => {
+  for (const tool of ["sbx", "jcp"]) {
+    const r = bin(join(CLI, "bin", `${tool}.mjs`), ["--version"]);
+    assert.deepEqual(r, { code: 0, out: `${tool} ${VERSION}\n`, err: "" }, tool);
+  }
+});
+
+test("the compiled bins list exactly the commands of the sources", async () => {
+  for (const tool of ["sbx", "jcp"] as const) {
+    const r = bin(join(CLI, "bin", `${tool}.mjs`), ["--help"]);
+    assert.equal(r.code, 0, tool);
+    const listed = r.out
+      .split("\n")
+      .filter((l) => l.startsWith("  ") && !l.startsWith("   "))
+      .map((l) => l.trim().split(/\s{2,}/)[0]);
+    const names = (await loadCommands(tool)).map((c) => c.name);
+    assert.deepEqual(listed, names, `${tool}: got ${JSON.stringify(listed)}, want ${JSON.stringify(names)}`);
+  }
+});
+
+test("a bin with nothing built says how to build it and exits 2", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-unbuilt-"));
+  try {
+    mkdirSync(join(dir, "bin"));
+    for (const f of ["sbx.mjs", "start.mjs"]) copyFileSync(join(CLI, "bin", f), join(dir, "bin", f));
+    const r = bin(join(dir, "bin", "sbx.mjs"), ["--version"]);
+    assert.equal(r.code, 2);
+    assert.equal(r.out, "");
+    assert.match(r.err, /^sbx: not built \(no .*dist\/main\.js\); run `npm run build`/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
