@@ -7,7 +7,8 @@
 // literal specifier, `require`) is read from the TypeScript syntax tree and refused when it
 //   - names a workspace package its layer may not use, or one its package.json does not declare;
 //   - names a third-party package not declared (src/: the package's dependencies; test/: those, its
-//     devDependencies or the root's; bench/ and scripts/: the root's devDependencies);
+//     devDependencies or the root's; bench/ and scripts/: the root's devDependencies or any
+//     package's dependencies, all of which the workspace installs);
 //   - names a subpath the target package does not export, or a relative path out of its package
 //     (a test may use the test/ fixtures of a package below it; from bench/ and scripts/, a path
 //     into a package is refused: import it by its name).
@@ -105,6 +106,7 @@ export function checkLayers(root) {
   const rootJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const rootDev = Object.keys(rootJson.devDependencies ?? {});
   const pkgs = readPackages(root);
+  const workspaceDeps = [...pkgs.values()].flatMap((p) => Object.keys(p.json.dependencies ?? {}));
   const byName = new Map([...pkgs.values()].map((p) => [p.json.name, p]));
   const problems = [];
   const used = new Map([...pkgs.keys()].map((d) => [d, new Set()]));
@@ -153,7 +155,7 @@ export function checkLayers(root) {
         continue;
       }
       const declared = !p
-        ? rootDev
+        ? [...rootDev, ...workspaceDeps]
         : zone === "src"
           ? Object.keys(p.json.dependencies ?? {})
           : [
@@ -163,7 +165,7 @@ export function checkLayers(root) {
             ];
       if (!declared.includes(name)) {
         const where = !p
-          ? "the root devDependencies"
+          ? "the root devDependencies or any package's dependencies"
           : zone === "src"
             ? `packages/${p.dir} dependencies`
             : `packages/${p.dir} or root devDependencies`;
