@@ -274,7 +274,7 @@ pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// An envelope that passed §2.4 item 4: its payload, address and signers in envelope order.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Opened {
     pub payload: Value,
     pub bytes: Vec<u8>,
@@ -291,18 +291,22 @@ pub struct Expect<'a> {
     pub signers: Option<&'a [String]>,
 }
 
-struct Shape<'a> {
-    payload_type: &'a str,
-    payload: Vec<u8>,
-    sigs: Vec<(&'a str, Vec<u8>)>,
+/// A DSSE envelope whose shape (§2.4 item 1) is right; nothing about it is verified yet.
+pub struct Envelope<'a> {
+    pub payload_type: &'a str,
+    pub payload: Vec<u8>,
+    pub sigs: Vec<(&'a str, Vec<u8>)>,
 }
 
-fn exact_members(v: &Value, names: &[&str]) -> bool {
+/// exact_members says whether `v` is an object with exactly the members `names`.
+pub fn exact_members(v: &Value, names: &[&str]) -> bool {
     let keys = v.keys();
     v.is_obj() && keys.len() == names.len() && names.iter().all(|n| keys.contains(n))
 }
 
-fn shape(env: &Value) -> R<Shape<'_>> {
+/// parse_envelope checks the envelope's shape (`BadEnvelope`): exact members, canonical base64,
+/// one to sixteen signatures.
+pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
     ensure(exact_members(env, &["payloadType", "payload", "signatures"]), "BadEnvelope")?;
     let pt = env.get("payloadType").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
     let payload = env.get("payload").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
@@ -315,26 +319,58 @@ fn shape(env: &Value) -> R<Shape<'_>> {
         let sig = s.get("sig").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
         sigs.push((keyid, sig));
     }
-    Ok(Shape { payload_type: pt, payload, sigs })
+    Ok(Envelope { payload_type: pt, payload, sigs })
+}
+
+impl Envelope<'_> {
+    /// verify_signatures checks every signature by the key its keyid names (`BadDidKey`,
+    /// `BadSignature`) and returns the signers in envelope order.
+    pub fn verify_signatures(&self) -> R<Vec<String>> {
+        let msg = pae(self.payload_type, &self.payload);
+        let mut signers = Vec::new();
+        for (keyid, sig) in &self.sigs {
+            let pk = didkey_decode(keyid)?;
+            ed25519_verify(&pk, &msg, sig)?;
+            signers.push(keyid.to_string());
+        }
+        Ok(signers)
+    }
 }
 
 /// open_envelope verifies a DSSE envelope in the order of §2.4 item 4 and parses its payload.
 pub fn open_envelope(env: &Value, want: &Expect) -> R<Opened> {
-    let sh = shape(env)?;
-    ensure(sh.payload_type == want.payload_type, "WrongPayloadType")?;
-    ensure(sh.payload.len() <= want.limit, "OversizeInput")?;
-    let msg = pae(sh.payload_type, &sh.payload);
-    let mut signers = Vec::new();
-    for (keyid, sig) in &sh.sigs {
-        let pk = didkey_decode(keyid)?;
-        ed25519_verify(&pk, &msg, sig)?;
-        signers.push(keyid.to_string());
-    }
+    let e = parse_envelope(env)?;
+    ensure(e.payload_type == want.payload_type, "WrongPayloadType")?;
+    ensure(e.payload.len() <= want.limit, "OversizeInput")?;
+    let signers = e.verify_signatures()?;
     if let Some(accept) = want.signers {
         ensure(signers.iter().any(|s| accept.contains(s)), "UnknownSigner")?;
     }
-    let payload = json::parse_canonical(&sh.payload, want.limit)?;
-    Ok(Opened { address: blake3(&sh.payload), bytes: sh.payload, payload, signers })
+    let payload = json::parse_canonical(&e.payload, want.limit)?;
+    Ok(Opened { address: blake3(&e.payload), bytes: e.payload, payload, signers })
+}
+
+/// open_signed_by opens an envelope of one kind that must carry exactly one signature, by the
+/// principal its payload names in `member` (the JCP rule for receipts, revocations, policies,
+/// ledger entries and log entries): shape, payload type, `oversize` code past `limit`, signatures,
+/// canonical payload, `form` (which names its own code), then the one signer (`BadSignature`).
+pub fn open_signed_by(
+    env: &Value,
+    payload_type: &str,
+    limit: usize,
+    oversize: &'static str,
+    member: &str,
+    form: impl Fn(&Value) -> R<()>,
+) -> R<Opened> {
+    let e = parse_envelope(env)?;
+    ensure(e.payload_type == payload_type, "WrongPayloadType")?;
+    ensure(e.payload.len() <= limit, oversize)?;
+    let signers = e.verify_signatures()?;
+    let payload = json::parse_canonical(&e.payload, limit)?;
+    form(&payload)?;
+    let by = payload.get(member).and_then(Value::as_str).unwrap_or("");
+    ensure(signers.len() == 1 && signers[0] == by, "BadSignature")?;
+    Ok(Opened { address: blake3(&e.payload), bytes: e.payload, payload, signers })
 }
 
 // ---------------------------------------------------------------------------------------------
