@@ -7,3 +7,5 @@ pub mod grantset;
 pub mod pattern;
 pub mod revoke;
 pub mod spend;
+pub mod checkpoint;
+pub mod standing;

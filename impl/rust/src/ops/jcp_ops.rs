@@ -2,7 +2,7 @@
 
 use super::input::{need, need_arr, need_str, opt, strings};
 use crate::error::{Code, R};
-use crate::jcp::{chain, grant, grantset, pattern, revoke, spend};
+use crate::jcp::{chain, checkpoint, grant, grantset, pattern, revoke, spend, standing};
 use crate::json::Value;
 use crate::wire;
 
@@ -16,6 +16,8 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "spend.replay" => spend_replay(input),
         "revocations.verify" => revocations_verify(input),
         "grantset.id" => need_arr(input, "grants").and_then(|g| grantset::set_id(g)).map(id_out),
+        "standing.verify" => standing_verify(input),
+        "checkpoint.verify" => checkpoint_verify(input),
         "grantset.check" => need(input, "doc").and_then(grantset::check_doc).map(id_out),
         _ => return None,
     })
@@ -73,16 +75,59 @@ fn spend_replay(input: &Value) -> R<Value> {
 }
 
 fn revocations_verify(input: &Value) -> R<Value> {
-    let prefix = match opt(input, "prefix") {
-        None => None,
-        Some(p) => {
-            let n = need(p, "length")?.as_int().filter(|n| *n >= 0).ok_or(Code("BadInput"))?;
-            Some((n as usize, wire::parse_digest(need(p, "head")?)?))
-        }
-    };
-    let l = revoke::verify_list(need_arr(input, "entries")?, prefix)?;
+    let l = revoke::verify_list(need_arr(input, "entries")?, prefix(input)?)?;
     Ok(Value::obj(vec![
         ("head", wire::digest_value(&l.head)),
         ("length", Value::Num(l.entries.len() as f64)),
+    ]))
+}
+
+fn standing_verify(input: &Value) -> R<Value> {
+    let roots = strings(need(input, "roots")?)?;
+    let i = standing::Input {
+        policy: need(input, "policy")?,
+        held: need_arr(input, "held")?,
+        roots: &roots,
+        entries: need_arr(input, "entries")?,
+        events: need_arr(input, "events")?,
+        children: need_arr(input, "children")?,
+    };
+    let l = standing::verify(&i)?;
+    Ok(Value::obj(vec![
+        ("policy", wire::digest_value(&l.policy)),
+        ("head", wire::digest_value(&l.head)),
+        ("length", Value::Num(l.children.len() as f64)),
+        ("total_uj", wire::amount(l.total_uj)),
+        ("children", Value::Arr(l.children.iter().map(wire::digest_value).collect())),
+    ]))
+}
+
+/// prefix reads an optional `{length, head}`.
+pub fn prefix(input: &Value) -> R<Option<(usize, wire::Digest)>> {
+    match opt(input, "prefix") {
+        None => Ok(None),
+        Some(p) => {
+            let n = need(p, "length")?.as_int().filter(|n| *n >= 0).ok_or(Code("BadInput"))?;
+            Ok(Some((n as usize, wire::parse_digest(need(p, "head")?)?)))
+        }
+    }
+}
+
+fn checkpoint_verify(input: &Value) -> R<Value> {
+    let roots = strings(need(input, "roots")?)?;
+    let i = checkpoint::Input {
+        chain: need_arr(input, "chain")?,
+        roots: &roots,
+        at_ms: time(input, "at_ms")?,
+        entries: need_arr(input, "entries")?,
+        log_of: opt(input, "log_of").map(|v| v.as_int().filter(|n| *n >= 0).map(|n| n as usize).ok_or(Code("BadInput"))).transpose()?,
+        prefix: prefix(input)?,
+    };
+    let l = checkpoint::verify(&i)?;
+    Ok(Value::obj(vec![
+        ("head", wire::digest_value(&l.head)),
+        ("length", Value::Num(l.length as f64)),
+        ("amendments", Value::Num(l.amendments as f64)),
+        ("grants", Value::Arr(l.grants.iter().map(grant::effective_value).collect())),
     ]))
 }
