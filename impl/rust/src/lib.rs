@@ -4,6 +4,7 @@
 //! Layers follow the spec: `json` and `wire` (§2), then one module per record kind, then `ops`,
 //! the operations of the conformance adapter protocol (§11.2).
 
+pub mod attest;
 pub mod error;
 pub mod jcp;
 pub mod json;

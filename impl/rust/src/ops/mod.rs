@@ -4,13 +4,14 @@
 use crate::error::{Code, R};
 use crate::json::Value;
 
+mod attest_ops;
 mod input;
 mod jcp_ops;
 mod wire_ops;
 
 /// The classes this verifier implements. Any other class is out of scope, and the harness counts
 /// nothing of it as passed.
-pub const CLASSES: &[&str] = &["C1", "C11", "C12", "C13", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21"];
+pub const CLASSES: &[&str] = &["C1", "C4", "C11", "C12", "C13", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21"];
 
 /// capabilities is the answer to `adapter.capabilities`: the classes implemented, and that no
 /// live (host) cases are run by this verifier.
@@ -28,6 +29,9 @@ pub fn call(op: &str, input: &Value) -> R<Value> {
         return Ok(capabilities());
     }
     if let Some(r) = wire_ops::call(op, input) {
+        return r;
+    }
+    if let Some(r) = attest_ops::call(op, input) {
         return r;
     }
     if let Some(r) = jcp_ops::call(op, input) {

@@ -1,0 +1,87 @@
+//! C2–C10 ops: sandbox-attest §4–§16.
+
+use super::input::{need, need_arr};
+use crate::attest::{journal, merkle};
+use crate::error::{Code, R};
+use crate::json::Value;
+use crate::wire;
+
+static NULL: Value = Value::Null;
+
+/// member returns the member `name`, or null when absent (so the verifier, not the adapter,
+/// decides what a missing part means).
+pub fn member<'a>(input: &'a Value, name: &str) -> &'a Value {
+    input.get(name).unwrap_or(&NULL)
+}
+
+/// call performs a C2–C10 op, or returns None when `op` is not one.
+pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
+    let m = |n: &str| member(input, n);
+    Some(match op {
+        "journal.head" => need_arr(input, "events")
+            .and_then(|e| journal::head(e))
+            .map(|h| Value::obj(vec![("head", journal::head_value(&h))])),
+        "journal.verify" => journal_verify(input),
+        "journal.prove" => journal_prove(input),
+        "journal.verify_inclusion" => journal::verify_inclusion(m("head"), m("event"), m("proof")).map(|_| Value::Null),
+        "journal.verify_consistency" => {
+            journal::verify_consistency(m("older"), m("newer"), m("path")).map(|_| Value::Null)
+        }
+        "merkle.sha256.root" => sha_root(input),
+        "merkle.sha256.verify_inclusion" => sha_inclusion(input),
+        "merkle.sha256.verify_consistency" => sha_consistency(input),
+        _ => return None,
+    })
+}
+
+fn journal_verify(input: &Value) -> R<Value> {
+    let h = journal::parse_head(member(input, "head"))?;
+    journal::verify(need_arr(input, "events")?, &h)?;
+    Ok(Value::Null)
+}
+
+fn journal_prove(input: &Value) -> R<Value> {
+    let i = need(input, "index")?.as_int().filter(|n| *n >= 0).ok_or(Code("BadInput"))?;
+    let p = journal::prove(need_arr(input, "events")?, i as usize)?;
+    Ok(Value::obj(vec![("proof", p)]))
+}
+
+fn hex32(v: &Value, code: &'static str) -> R<[u8; 32]> {
+    let b = v.as_str().and_then(wire::unhex).ok_or(Code(code))?;
+    b.try_into().map_err(|_| Code(code))
+}
+
+fn hex_list(v: &Value, code: &'static str) -> R<Vec<[u8; 32]>> {
+    v.as_arr().ok_or(Code(code))?.iter().map(|x| hex32(x, code)).collect()
+}
+
+fn size(v: &Value, code: &'static str) -> R<u64> {
+    v.as_int().filter(|n| *n >= 0).map(|n| n as u64).ok_or(Code(code))
+}
+
+fn sha_root(input: &Value) -> R<Value> {
+    let mut leaves = Vec::new();
+    for l in need_arr(input, "leaves")? {
+        let b = l.as_str().and_then(wire::unhex).ok_or(Code("BadInput"))?;
+        leaves.push(merkle::leaf_hash(merkle::sha256, &b));
+    }
+    Ok(Value::obj(vec![("root", Value::Str(wire::hex(&merkle::root(merkle::sha256, &leaves))))]))
+}
+
+fn sha_inclusion(input: &Value) -> R<Value> {
+    const BAD: &str = "InclusionProofInvalid";
+    let m = |n: &str| member(input, n);
+    let (index, sz) = (size(m("index"), BAD)?, size(m("size"), BAD)?);
+    let (leaf, root, path) = (hex32(m("leaf_hash"), BAD)?, hex32(m("root"), BAD)?, hex_list(m("path"), BAD)?);
+    merkle::verify_inclusion(merkle::sha256, index, sz, &leaf, &path, &root, BAD)?;
+    Ok(Value::Null)
+}
+
+fn sha_consistency(input: &Value) -> R<Value> {
+    const BAD: &str = "ConsistencyProofInvalid";
+    let m = |n: &str| member(input, n);
+    let (s1, s2) = (size(m("size1"), BAD)?, size(m("size2"), BAD)?);
+    let (r1, r2, path) = (hex32(m("root1"), BAD)?, hex32(m("root2"), BAD)?, hex_list(m("path"), BAD)?);
+    merkle::verify_consistency(merkle::sha256, s1, s2, &r1, &r2, &path, BAD)?;
+    Ok(Value::Null)
+}
