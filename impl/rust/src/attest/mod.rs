@@ -1,5 +1,6 @@
 //! sandbox-attest (spec/sandbox-attest.md) §4–§16: units, energy, attestations, audit chains,
 //! journals, run records, manifests, pools and fleets.
 
+pub mod energy;
 pub mod journal;
 pub mod merkle;

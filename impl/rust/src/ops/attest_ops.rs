@@ -1,7 +1,7 @@
 //! C2–C10 ops: sandbox-attest §4–§16.
 
 use super::input::{need, need_arr};
-use crate::attest::{journal, merkle};
+use crate::attest::{energy, journal, merkle};
 use crate::error::{Code, R};
 use crate::json::Value;
 use crate::wire;
@@ -27,6 +27,12 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "journal.verify_consistency" => {
             journal::verify_consistency(m("older"), m("newer"), m("path")).map(|_| Value::Null)
         }
+        "energy.chain.genesis" => energy_genesis(input),
+        "energy.component.check" => energy::check_component(m("component")).map(|(uj, p)| {
+            Value::obj(vec![("uj", wire::amount(uj)), ("provenance", Value::str(p.name()))])
+        }),
+        "energy.receipt.verify" => receipt_verify(input),
+        "energy.chain.verify" => energy_chain(input),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -84,4 +90,46 @@ fn sha_consistency(input: &Value) -> R<Value> {
     let (r1, r2, path) = (hex32(m("root1"), BAD)?, hex32(m("root2"), BAD)?, hex_list(m("path"), BAD)?);
     merkle::verify_consistency(merkle::sha256, s1, s2, &r1, &r2, &path, BAD)?;
     Ok(Value::Null)
+}
+
+/// digest_in reads a digest member of an op's input.
+pub fn digest_in(input: &Value, name: &str) -> R<wire::Digest> {
+    wire::parse_digest(need(input, name)?)
+}
+
+/// hosts reads an optional list of accepted signers.
+pub fn hosts(input: &Value, name: &str) -> R<Option<Vec<String>>> {
+    super::input::opt(input, name).map(super::input::strings).transpose()
+}
+
+fn energy_genesis(input: &Value) -> R<Value> {
+    let h = energy::genesis(&digest_in(input, "unit_id")?, &digest_in(input, "grants_id")?);
+    Ok(Value::obj(vec![("head", wire::digest_value(&h))]))
+}
+
+fn receipt_verify(input: &Value) -> R<Value> {
+    let hs = hosts(input, "hosts")?;
+    let r = energy::verify_receipt(member(input, "envelope"), hs.as_deref())?;
+    Ok(Value::obj(vec![
+        ("address", wire::digest_value(&r.address)),
+        ("total_uj", wire::amount(r.total_uj)),
+        ("provenance", Value::str(r.provenance.name())),
+    ]))
+}
+
+fn energy_chain(input: &Value) -> R<Value> {
+    let hs = hosts(input, "hosts")?;
+    let head = super::input::opt(input, "head").map(wire::parse_digest).transpose()?;
+    let c = energy::verify_chain(
+        need_arr(input, "envelopes")?,
+        &digest_in(input, "unit_id")?,
+        &digest_in(input, "grants_id")?,
+        hs.as_deref(),
+        head.as_ref(),
+    )?;
+    Ok(Value::obj(vec![
+        ("head", wire::digest_value(&c.head)),
+        ("count", Value::Num(c.count as f64)),
+        ("total_uj", wire::amount(c.total_uj)),
+    ]))
 }
