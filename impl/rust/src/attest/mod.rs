@@ -1,6 +1,9 @@
 //! sandbox-attest (spec/sandbox-attest.md) §4–§16: units, energy, attestations, audit chains,
 //! journals, run records, manifests, pools and fleets.
 
+pub mod attestation;
+pub mod audit;
 pub mod energy;
 pub mod journal;
 pub mod merkle;
+pub mod unit;

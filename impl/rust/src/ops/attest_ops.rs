@@ -1,7 +1,7 @@
 //! C2–C10 ops: sandbox-attest §4–§16.
 
 use super::input::{need, need_arr};
-use crate::attest::{energy, journal, merkle};
+use crate::attest::{attestation, audit, energy, journal, merkle, unit};
 use crate::error::{Code, R};
 use crate::json::Value;
 use crate::wire;
@@ -33,6 +33,10 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         }),
         "energy.receipt.verify" => receipt_verify(input),
         "energy.chain.verify" => energy_chain(input),
+        "unit.address" => unit::unit_id(m("unit")).map(|d| Value::obj(vec![("unit_id", wire::digest_value(&d))])),
+        "attestation.verify" => attestation_verify(input),
+        "attestation.verify_interval" => attestation_interval(input),
+        "audit.verify" => audit_verify(input),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -131,5 +135,33 @@ fn energy_chain(input: &Value) -> R<Value> {
         ("head", wire::digest_value(&c.head)),
         ("count", Value::Num(c.count as f64)),
         ("total_uj", wire::amount(c.total_uj)),
+    ]))
+}
+
+fn attestation_verify(input: &Value) -> R<Value> {
+    let a = attestation::verify(member(input, "envelope"))?;
+    if let Some(e) = super::input::opt(input, "expect") {
+        attestation::check_bindings(&a, e)?;
+    }
+    Ok(Value::obj(vec![("address", wire::digest_value(&a.address)), ("predicate", a.predicate)]))
+}
+
+fn attestation_interval(input: &Value) -> R<Value> {
+    let events = super::input::opt(input, "events").map(|e| e.as_arr().map(Vec::as_slice).ok_or(Code("BadInput"))).transpose()?;
+    let (a, r) = attestation::verify_interval(member(input, "envelope"), member(input, "receipt"), events)?;
+    Ok(Value::obj(vec![("address", wire::digest_value(&a.address)), ("receipt", wire::digest_value(&r))]))
+}
+
+fn audit_verify(input: &Value) -> R<Value> {
+    let hs = hosts(input, "hosts")?;
+    let from = match super::input::opt(input, "from") {
+        None => None,
+        Some(f) => Some((digest_in(f, "head")?, need(f, "seq")?.as_int().ok_or(Code("BadInput"))?)),
+    };
+    let s = audit::verify(need_arr(input, "attestations")?, &digest_in(input, "domain")?, hs.as_deref(), from)?;
+    Ok(Value::obj(vec![
+        ("head", wire::digest_value(&s.head)),
+        ("seq", Value::Num(s.seq as f64)),
+        ("count", Value::Num(s.count as f64)),
     ]))
 }
