@@ -4,6 +4,8 @@
 pub mod attestation;
 pub mod audit;
 pub mod energy;
+pub mod fstree;
 pub mod journal;
 pub mod merkle;
+pub mod runrecord;
 pub mod unit;

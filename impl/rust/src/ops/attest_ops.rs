@@ -1,8 +1,8 @@
 //! C2–C10 ops: sandbox-attest §4–§16.
 
 use super::input::{need, need_arr};
-use crate::attest::{attestation, audit, energy, journal, merkle, unit};
-use crate::error::{Code, R};
+use crate::attest::{attestation, audit, energy, fstree, journal, merkle, runrecord, unit};
+use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire;
 
@@ -37,6 +37,14 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "attestation.verify" => attestation_verify(input),
         "attestation.verify_interval" => attestation_interval(input),
         "audit.verify" => audit_verify(input),
+        "runrecord.genesis" => runrecord_genesis(input),
+        "runrecord.verify" => runrecord_verify(input),
+        "runrecord.append" => runrecord_append(input),
+        "runrecord.resume" => runrecord_resume(input),
+        "runrecord.energy" => runrecord_energy(input),
+        "fstree.root" => fstree_root(input),
+        "fstree.parse_dir" => fstree::parse_dir(super::input::need_str(input, "text").unwrap_or("").as_bytes())
+            .map(|e| Value::obj(vec![("entries", Value::Num(e.len() as f64))])),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -163,5 +171,106 @@ fn audit_verify(input: &Value) -> R<Value> {
         ("head", wire::digest_value(&s.head)),
         ("seq", Value::Num(s.seq as f64)),
         ("count", Value::Num(s.count as f64)),
+    ]))
+}
+
+fn runrecord_genesis(input: &Value) -> R<Value> {
+    let h = runrecord::genesis(&digest_in(input, "unit_id")?, &digest_in(input, "grants_id")?);
+    Ok(Value::obj(vec![("head", wire::digest_value(&h))]))
+}
+
+fn record_in(input: &Value) -> R<runrecord::Record> {
+    let text = super::input::need_str(input, "record")?;
+    let ids = match (super::input::opt(input, "unit_id"), super::input::opt(input, "grants_id")) {
+        (Some(u), Some(g)) => Some((wire::parse_digest(u)?, wire::parse_digest(g)?)),
+        _ => None,
+    };
+    runrecord::parse(text, ids.as_ref().map(|(u, g)| (u, g)))
+}
+
+fn runrecord_verify(input: &Value) -> R<Value> {
+    let rec = record_in(input)?;
+    if let Some(h) = super::input::opt(input, "expect_head") {
+        ensure(wire::parse_digest(h)? == rec.head(), "HeadMismatch")?;
+    }
+    let (idle, _) = runrecord::idle(&rec)?;
+    Ok(Value::obj(vec![
+        ("genesis", wire::digest_value(&rec.heads[0])),
+        ("head", wire::digest_value(&rec.head())),
+        ("heads", Value::Arr(rec.heads.iter().map(wire::digest_value).collect())),
+        ("phase", Value::str(rec.phase.name())),
+        ("segments", Value::Num(rec.segments.len() as f64)),
+        ("idle_uj", wire::amount(idle)),
+    ]))
+}
+
+fn appended(rec: &runrecord::Record, head: wire::Digest) -> Value {
+    Value::obj(vec![("head", wire::digest_value(&head)), ("record", Value::Str(rec.text.clone()))])
+}
+
+fn runrecord_append(input: &Value) -> R<Value> {
+    let mut rec = record_in(input)?;
+    let head = rec.append(member(input, "segment"))?;
+    Ok(appended(&rec, head))
+}
+
+fn runrecord_resume(input: &Value) -> R<Value> {
+    let mut rec = record_in(input)?;
+    ensure(rec.phase != runrecord::Phase::Closed, "RecordClosed")?;
+    ensure(rec.phase == runrecord::Phase::Parked, "PhaseViolation")?;
+    let offered = member(input, "offered");
+    ensure(Some(wire::address(offered)) == rec.parked_on, "SnapshotMismatch")?;
+    ensure(member(input, "environment_satisfies").as_bool() == Some(true), "EnvironmentMismatch")?;
+    let idle = member(input, "idle");
+    let mut seg = vec![
+        ("kind", Value::str("resumed")),
+        ("snapshot", offered.clone()),
+        ("at_ms", member(input, "at_ms").clone()),
+        ("idle_uj", member(idle, "uj").clone()),
+        ("idle_provenance", member(idle, "provenance").clone()),
+        ("idle_source", member(idle, "source").clone()),
+    ];
+    if let Some(b) = idle.get("basis") {
+        seg.push(("idle_basis", b.clone()));
+    }
+    let seg = Value::obj(seg);
+    let head = rec.append(&seg)?;
+    Ok(Value::obj(vec![("segment", seg), ("head", wire::digest_value(&head))]))
+}
+
+fn runrecord_energy(input: &Value) -> R<Value> {
+    let rec = record_in(input)?;
+    let known = member(input, "active_uj");
+    let (mut active, mut unresolved) = (0u64, Vec::new());
+    for s in rec.segments.iter().filter(|s| s.get("kind").and_then(Value::as_str) == Some("executed")) {
+        let a = s.get("attestation").and_then(Value::as_str).unwrap_or("");
+        match known.get(a) {
+            Some(v) => active = wire::add(active, wire::parse_amount(v)?)?,
+            None => unresolved.push(Value::str(a)),
+        }
+    }
+    let (idle, by) = runrecord::idle(&rec)?;
+    Ok(Value::obj(vec![
+        ("active_uj", wire::amount(active)),
+        ("idle_uj", wire::amount(idle)),
+        ("total_uj", wire::amount(wire::add(active, idle)?)),
+        (
+            "idle_by_provenance",
+            Value::obj(vec![
+                ("measured", wire::amount(by[0])),
+                ("attributed", wire::amount(by[1])),
+                ("estimated", wire::amount(by[2])),
+            ]),
+        ),
+        ("complete", Value::Bool(unresolved.is_empty())),
+        ("unresolved", Value::Arr(unresolved)),
+    ]))
+}
+
+fn fstree_root(input: &Value) -> R<Value> {
+    let (bytes, dirs) = fstree::dir_object(need_arr(input, "entries")?)?;
+    Ok(Value::obj(vec![
+        ("fs_root", wire::digest_value(&wire::blake3(&bytes))),
+        ("dirs", Value::Num(dirs as f64)),
     ]))
 }
