@@ -5,6 +5,7 @@
 //! the operations of the conformance adapter protocol (§11.2).
 
 pub mod attest;
+pub mod compat;
 pub mod error;
 pub mod jcp;
 pub mod json;

@@ -1,5 +1,6 @@
 //! §2.2–§2.7 wire primitives: amounts, digests, base64, did:key, Ed25519, DSSE, hash chains.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, Code, R};
 use crate::json::{self, Value};
 
@@ -53,7 +54,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// unhex reads lowercase or uppercase hexadecimal; None on any other text.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.len() & 1 == 1 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
@@ -177,7 +178,7 @@ pub fn didkey_decode(did: &str) -> R<[u8; 32]> {
 
 /// is_didkey says whether a value is a string holding a valid did:key.
 pub fn is_didkey(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| didkey_decode(s).is_ok())
+    v.as_str().has(|s| didkey_decode(s).is_ok())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 use super::energy::{self, Provenance};
 use super::journal::{self, is_signal};
 use super::unit::is_level;
+use crate::compat::OptionExt;
 use crate::error::{ensure, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -35,32 +36,32 @@ fn statement_ok(s: &Value) -> bool {
     let subject_ok = |x: &Value| {
         wire::exact_members(x, &["name", "digest"])
             && x.get("name").and_then(Value::as_str) == Some("unit")
-            && x.get("digest").is_some_and(|d| {
+            && x.get("digest").has(|d| {
                 wire::exact_members(d, &["blake3"])
-                    && d.get("blake3").and_then(Value::as_str).is_some_and(|h| {
-                        h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                    })
+                    && d.get("blake3")
+                        .and_then(Value::as_str)
+                        .has(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
             })
     };
     wire::exact_members(s, &["_type", "subject", "predicateType", "predicate"])
         && s.get("_type").and_then(Value::as_str) == Some("https://in-toto.io/Statement/v1")
         && s.get("predicateType").and_then(Value::as_str) == Some("https://sandbox-attest.dev/execution/v1")
-        && s.get("subject").and_then(Value::as_arr).is_some_and(|a| a.len() == 1 && subject_ok(&a[0]))
+        && s.get("subject").and_then(Value::as_arr).has(|a| a.len() == 1 && subject_ok(&a[0]))
 }
 
 fn outcome_ok(o: &Value) -> bool {
     match o.get("status").and_then(Value::as_str) {
         Some("exited") => {
             wire::exact_members(o, &["status", "exit_code"])
-                && o.get("exit_code").and_then(Value::as_int).is_some_and(|c| (0..=255).contains(&c))
+                && o.get("exit_code").and_then(Value::as_int).has(|c| (0..=255).contains(&c))
         }
         Some("signaled") => {
             wire::exact_members(o, &["status", "signal"])
-                && o.get("signal").and_then(Value::as_str).is_some_and(|s| is_signal(s) && s.len() <= 15)
+                && o.get("signal").and_then(Value::as_str).has(|s| is_signal(s) && s.len() <= 15)
         }
         Some("spawn_failed") => {
             wire::exact_members(o, &["status", "reason"])
-                && o.get("reason").and_then(Value::as_str).is_some_and(|r| (1..=256).contains(&r.chars().count()))
+                && o.get("reason").and_then(Value::as_str).has(|r| (1..=256).contains(&r.chars().count()))
         }
         _ => false,
     }
@@ -72,17 +73,17 @@ const OPTIONAL: &[&str] = &["audit_prev", "audit_seq", "run_head"];
 
 fn predicate_ok(p: &Value) -> bool {
     let keys = p.keys();
-    let int = |v: Option<&Value>, min: i64| v.and_then(Value::as_int).is_some_and(|n| n >= min);
-    let energy = p.get("energy").is_some_and(|e| {
+    let int = |v: Option<&Value>, min: i64| v.and_then(Value::as_int).has(|n| n >= min);
+    let energy = p.get("energy").has(|e| {
         wire::exact_members(e, &["receipt", "total_uj", "provenance"])
-            && e.get("receipt").is_some_and(wire::is_digest)
-            && e.get("total_uj").is_some_and(|t| wire::parse_amount(t).is_ok())
+            && e.get("receipt").has(wire::is_digest)
+            && e.get("total_uj").has(|t| wire::parse_amount(t).is_ok())
             && e.get("provenance").and_then(Value::as_str).and_then(Provenance::parse).is_some()
     });
-    let journal = p.get("journal").is_some_and(|j| {
-        wire::exact_members(j, &["root", "events"]) && j.get("root").is_some_and(wire::is_digest) && int(j.get("events"), 0)
+    let journal = p.get("journal").has(|j| {
+        wire::exact_members(j, &["root", "events"]) && j.get("root").has(wire::is_digest) && int(j.get("events"), 0)
     });
-    let interval = p.get("interval").is_some_and(|i| {
+    let interval = p.get("interval").has(|i| {
         wire::exact_members(i, &["start_ms", "end_ms"])
             && int(i.get("start_ms"), 0)
             && int(i.get("end_ms"), 0)
@@ -91,17 +92,17 @@ fn predicate_ok(p: &Value) -> bool {
     p.is_obj()
         && REQUIRED.iter().all(|k| keys.contains(k))
         && keys.iter().all(|k| REQUIRED.contains(k) || OPTIONAL.contains(k))
-        && ["unit_id", "grants_id", "manifest", "exec_policy"].iter().all(|k| p.get(k).is_some_and(wire::is_digest))
+        && ["unit_id", "grants_id", "manifest", "exec_policy"].iter().all(|k| p.get(k).has(wire::is_digest))
         && energy
         && journal
-        && p.get("outcome").is_some_and(outcome_ok)
+        && p.get("outcome").has(outcome_ok)
         && interval
-        && p.get("host").is_some_and(wire::is_didkey)
-        && p.get("level").is_some_and(is_level)
+        && p.get("host").has(wire::is_didkey)
+        && p.get("level").has(is_level)
         && p.get("audit_prev").is_some() == p.get("audit_seq").is_some()
-        && p.get("audit_prev").is_none_or(wire::is_digest)
-        && p.get("audit_seq").is_none_or(|s| int(Some(s), 1))
-        && p.get("run_head").is_none_or(wire::is_digest)
+        && p.get("audit_prev").none_or(wire::is_digest)
+        && p.get("audit_seq").none_or(|s| int(Some(s), 1))
+        && p.get("run_head").none_or(wire::is_digest)
 }
 
 /// verify checks an attestation in the order of §7.4 items 1–3 (no bindings).
@@ -112,7 +113,12 @@ pub fn verify(env: &Value) -> R<Attestation> {
     ensure(statement_ok(&o.payload), "BadStatement")?;
     let p = o.payload.get("predicate").cloned().unwrap_or(Value::Null);
     ensure(predicate_ok(&p), "BadPredicate")?;
-    let hex = o.payload.get("subject").and_then(|s| s.as_arr()).and_then(|a| a[0].get("digest")).and_then(|d| d.get("blake3"));
+    let hex = o
+        .payload
+        .get("subject")
+        .and_then(|s| s.as_arr())
+        .and_then(|a| a[0].get("digest"))
+        .and_then(|d| d.get("blake3"));
     let unit = p.get("unit_id").and_then(Value::as_str).unwrap_or("");
     ensure(hex.and_then(Value::as_str).map(|h| format!("blake3:{h}")).as_deref() == Some(unit), "SubjectMismatch")?;
     let host = p.get("host").and_then(Value::as_str).unwrap_or("");

@@ -1,6 +1,7 @@
 //! §7.7 the audit chain of a steward's domain.
 
 use super::attestation::{self, Attestation};
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -28,7 +29,7 @@ fn classify(list: &[Attestation], i: usize, head: &Digest, seq: i64) -> &'static
     if list[i + 1..].iter().any(|x| Some(x.address) == cites) {
         return "AuditReorder";
     }
-    if list.get(i + 1).is_some_and(|n| carries(n, head, seq)) {
+    if list.get(i + 1).has(|n| carries(n, head, seq)) {
         return "AuditInsert";
     }
     if a.audit_seq() == Some(seq) {
@@ -37,7 +38,7 @@ fn classify(list: &[Attestation], i: usize, head: &Digest, seq: i64) -> &'static
     if list[i + 1..].iter().any(|x| carries(x, head, seq)) {
         return "AuditReorder";
     }
-    if a.audit_seq().is_some_and(|s| s > seq) {
+    if a.audit_seq().has(|s| s > seq) {
         return "AuditGap";
     }
     "AuditInsert"

@@ -1,5 +1,6 @@
 //! §6 energy: components and their provenance, models, receipts and receipt chains.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -119,7 +120,7 @@ fn backing_ok(p: Provenance, c: &Value) -> bool {
             let m = c.get("model");
             !has("ratio")
                 && !has("shared_uj")
-                && m.is_some_and(|m| m.is_obj() && ["name", "inputs", "coefficients"].iter().all(|k| m.get(k).is_some()))
+                && m.has(|m| m.is_obj() && ["name", "inputs", "coefficients"].iter().all(|k| m.get(k).is_some()))
         }
     }
 }
@@ -127,7 +128,7 @@ fn backing_ok(p: Provenance, c: &Value) -> bool {
 fn attributed(c: &Value, uj: u64) -> R<()> {
     let r = c.get("ratio").unwrap_or(&Value::Null);
     ensure(wire::exact_members(r, &["numerator", "denominator", "basis"]), "BadRatio")?;
-    ensure(r.get("basis").and_then(Value::as_str).is_some_and(|b| !b.is_empty()), "BadRatio")?;
+    ensure(r.get("basis").and_then(Value::as_str).has(|b| !b.is_empty()), "BadRatio")?;
     let (num, den, shared) = (amount(r.get("numerator"))?, amount(r.get("denominator"))?, amount(c.get("shared_uj"))?);
     ensure(den != 0, "BadRatio")?;
     ensure(num <= den, "RatioAboveOne")?;
@@ -146,10 +147,10 @@ pub fn check_component(c: &Value) -> R<(u64, Provenance)> {
     };
     let base = ["domain", "uj", "provenance", "source", "ref"];
     ensure(c.keys().iter().all(|k| base.contains(k) || backing.contains(k)), "BadComponent")?;
-    ensure(c.get("domain").and_then(Value::as_str).is_some_and(|d| DOMAINS.contains(&d)), "BadComponent")?;
+    ensure(c.get("domain").and_then(Value::as_str).has(|d| DOMAINS.contains(&d)), "BadComponent")?;
     let uj = amount(c.get("uj"))?;
-    let src_ok = c.get("source").and_then(Value::as_str).is_some_and(|s| (1..=256).contains(&s.chars().count()));
-    ensure(src_ok && c.get("ref").is_none_or(wire::is_digest), "BadComponent")?;
+    let src_ok = c.get("source").and_then(Value::as_str).has(|s| (1..=256).contains(&s.chars().count()));
+    ensure(src_ok && c.get("ref").none_or(wire::is_digest), "BadComponent")?;
     match p {
         Provenance::Attributed => attributed(c, uj)?,
         Provenance::Estimated => {
@@ -181,7 +182,7 @@ const RECEIPT_MEMBERS: &[&str] =
     &["unit_id", "grants_id", "seq", "prev", "host", "start_ms", "end_ms", "components", "total_uj", "absent"];
 
 fn absent_ok(v: &Value) -> bool {
-    v.as_arr().is_some_and(|a| {
+    v.as_arr().has(|a| {
         let s: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
         a.len() <= 32
             && s.len() == a.len()
@@ -197,14 +198,14 @@ pub fn verify_receipt(env: &Value, hosts: Option<&[String]>) -> R<Receipt> {
     let p = &o.payload;
     let int = |n: &str| p.get(n).and_then(Value::as_int).filter(|x| *x >= 0);
     let form = wire::exact_members(p, RECEIPT_MEMBERS)
-        && p.get("unit_id").is_some_and(wire::is_digest)
-        && p.get("grants_id").is_some_and(wire::is_digest)
-        && p.get("prev").is_some_and(wire::is_digest)
-        && p.get("host").is_some_and(wire::is_didkey)
+        && p.get("unit_id").has(wire::is_digest)
+        && p.get("grants_id").has(wire::is_digest)
+        && p.get("prev").has(wire::is_digest)
+        && p.get("host").has(wire::is_didkey)
         && int("seq").is_some()
         && int("start_ms").is_some()
         && int("end_ms").is_some()
-        && p.get("components").and_then(Value::as_arr).is_some_and(|c| c.len() <= 256);
+        && p.get("components").and_then(Value::as_arr).has(|c| c.len() <= 256);
     ensure(form, "BadEnergyReceipt")?;
     let (start, end) = (int("start_ms").unwrap_or(0), int("end_ms").unwrap_or(0));
     ensure(end >= start, "EnergyBadInterval")?;

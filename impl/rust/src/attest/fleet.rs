@@ -1,5 +1,6 @@
 //! §16 fleet records: items, the sum tree, receipts, membership and consistency proofs.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::{self, Value};
 use crate::wire::{self, Digest};
@@ -19,9 +20,9 @@ fn id_ok(s: &str) -> bool {
 /// check_item checks an item's shape (§16.1, `BadFleetItem`) and returns its energy.
 pub fn check_item(v: &Value) -> R<u64> {
     let ok = wire::exact_members(v, &["item", "head", "energy_uj", "outcome"])
-        && v.get("item").and_then(Value::as_str).is_some_and(id_ok)
-        && v.get("head").is_some_and(wire::is_digest)
-        && v.get("outcome").and_then(Value::as_str).is_some_and(|o| ["completed", "failed", "abandoned"].contains(&o));
+        && v.get("item").and_then(Value::as_str).has(id_ok)
+        && v.get("head").has(wire::is_digest)
+        && v.get("outcome").and_then(Value::as_str).has(|o| ["completed", "failed", "abandoned"].contains(&o));
     ensure(ok, "BadFleetItem")?;
     wire::parse_amount(v.get("energy_uj").unwrap_or(&Value::Null)).map_err(|_| Code("BadFleetItem"))
 }
@@ -130,13 +131,13 @@ pub fn open_receipt(env: &Value, hosts: &[String]) -> R<Receipt> {
     let int = |n: &str| p.get(n).and_then(Value::as_int).filter(|x| *x >= 0);
     let ok = wire::exact_members(p, &["kind", "fleet", "host", "size", "root", "total_uj", "start_ms", "end_ms"])
         && p.get("kind").and_then(Value::as_str) == Some("fleet")
-        && p.get("fleet").and_then(Value::as_str).is_some_and(id_ok)
-        && p.get("host").is_some_and(wire::is_didkey)
-        && p.get("root").is_some_and(wire::is_digest)
-        && p.get("total_uj").is_some_and(|t| wire::parse_amount(t).is_ok())
+        && p.get("fleet").and_then(Value::as_str).has(id_ok)
+        && p.get("host").has(wire::is_didkey)
+        && p.get("root").has(wire::is_digest)
+        && p.get("total_uj").has(|t| wire::parse_amount(t).is_ok())
         && int("size").is_some()
         && int("start_ms").is_some()
-        && int("end_ms").is_some_and(|e| Some(e) >= int("start_ms"));
+        && int("end_ms").has(|e| Some(e) >= int("start_ms"));
     ensure(ok, "BadFleetReceipt")?;
     let host = p.get("host").and_then(Value::as_str).unwrap_or("").to_string();
     ensure(o.signers.contains(&host), "BadFleetReceipt")?;
@@ -144,7 +145,10 @@ pub fn open_receipt(env: &Value, hosts: &[String]) -> R<Receipt> {
         fleet: p.get("fleet").and_then(Value::as_str).unwrap_or("").to_string(),
         host,
         size: int("size").unwrap_or(0) as u64,
-        root: (wire::parse_digest(&p.get("root").cloned().unwrap_or(Value::Null))?, wire::parse_amount(&p.get("total_uj").cloned().unwrap_or(Value::Null))?),
+        root: (
+            wire::parse_digest(&p.get("root").cloned().unwrap_or(Value::Null))?,
+            wire::parse_amount(&p.get("total_uj").cloned().unwrap_or(Value::Null))?,
+        ),
         start_ms: int("start_ms").unwrap_or(0),
         end_ms: int("end_ms").unwrap_or(0),
     })

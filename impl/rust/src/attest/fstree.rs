@@ -1,5 +1,6 @@
 //! §13.8 the filesystem DAG of a snapshot.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, Code, R};
 use crate::json::{self, Value};
 use crate::wire;
@@ -14,12 +15,12 @@ fn entry_ok(e: &Value) -> bool {
     let kind = e.get("kind").and_then(Value::as_str);
     let mode = e.get("mode").and_then(Value::as_int);
     wire::exact_members(e, &["digest", "kind", "mode", "name", "size"])
-        && e.get("digest").is_some_and(wire::is_digest)
+        && e.get("digest").has(wire::is_digest)
         && matches!(kind, Some("file" | "dir" | "symlink"))
-        && mode.is_some_and(|m| (0..=0o777).contains(&m))
+        && mode.has(|m| (0..=0o777).contains(&m))
         && (kind != Some("symlink") || mode == Some(0o777))
-        && e.get("size").is_some_and(|s| wire::parse_amount(s).is_ok())
-        && e.get("name").and_then(Value::as_str).is_some_and(name_ok)
+        && e.get("size").has(|s| wire::parse_amount(s).is_ok())
+        && e.get("name").and_then(Value::as_str).has(name_ok)
 }
 
 /// parse_dir checks a directory object's bytes (§13.8, `BadFsTree`) and returns its entries.
@@ -47,7 +48,9 @@ pub fn dir_object(items: &[Value]) -> R<(Vec<u8>, usize)> {
                 it.get("content_hex").and_then(Value::as_str).and_then(wire::unhex).ok_or(Code("BadFsTree"))?,
                 it.get("mode").and_then(Value::as_int).ok_or(Code("BadFsTree"))?,
             ),
-            "symlink" => (it.get("target").and_then(Value::as_str).ok_or(Code("BadFsTree"))?.as_bytes().to_vec(), 0o777),
+            "symlink" => {
+                (it.get("target").and_then(Value::as_str).ok_or(Code("BadFsTree"))?.as_bytes().to_vec(), 0o777)
+            }
             "dir" => {
                 let (b, n) = dir_object(it.get("entries").and_then(Value::as_arr).ok_or(Code("BadFsTree"))?)?;
                 dirs += n;

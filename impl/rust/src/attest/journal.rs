@@ -1,6 +1,7 @@
 //! §8 replay journals: events, tree heads and proofs.
 
 use super::merkle::{self, blake3};
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::{self, Value};
 use crate::wire::{self, Digest};
@@ -18,20 +19,20 @@ fn members(ty: &str) -> Option<&'static [&'static str]> {
 }
 
 fn int_at_least(v: &Value, min: i64) -> bool {
-    v.as_int().is_some_and(|n| n >= min)
+    v.as_int().has(|n| n >= min)
 }
 
 fn non_empty(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| !s.is_empty())
+    v.as_str().has(|s| !s.is_empty())
 }
 
 fn one_of(v: &Value, set: &[&str]) -> bool {
-    v.as_str().is_some_and(|s| set.contains(&s))
+    v.as_str().has(|s| set.contains(&s))
 }
 
 /// is_signal says whether a value is `SIG` followed by capitals and digits.
 pub fn is_signal(s: &str) -> bool {
-    s.strip_prefix("SIG").is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
+    s.strip_prefix("SIG").has(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
 }
 
 fn member_ok(ty: &str, name: &str, v: &Value) -> bool {
@@ -40,7 +41,7 @@ fn member_ok(ty: &str, name: &str, v: &Value) -> bool {
         (_, "binary" | "policy") => wire::is_digest(v),
         ("exec.decision", "digest") => *v == Value::Null || wire::is_digest(v),
         (_, "digest") => wire::is_digest(v),
-        (_, "argv") => v.as_arr().is_some_and(|a| a.iter().all(|x| x.as_str().is_some())),
+        (_, "argv") => v.as_arr().has(|a| a.iter().all(|x| x.as_str().is_some())),
         (_, "path") => non_empty(v),
         (_, "route") => one_of(v, &["direct", "interpreter", "loader"]),
         (_, "rule") => one_of(v, &["denied", "allowed", "not-allowed", "default", "timeout", "changed"]),
@@ -49,8 +50,8 @@ fn member_ok(ty: &str, name: &str, v: &Value) -> bool {
         (_, "stream") => one_of(v, &["stdin", "stdout", "stderr"]),
         (_, "chunk") => int_at_least(v, 0),
         (_, "length" | "size") => wire::parse_amount(v).is_ok(),
-        (_, "code") => *v == Value::Null || v.as_int().is_some_and(|n| (0..=255).contains(&n)),
-        (_, "signal") => *v == Value::Null || v.as_str().is_some_and(is_signal),
+        (_, "code") => *v == Value::Null || v.as_int().has(|n| (0..=255).contains(&n)),
+        (_, "signal") => *v == Value::Null || v.as_str().has(is_signal),
         _ => false,
     }
 }
@@ -64,7 +65,7 @@ pub fn check_event(e: &Value) -> R<()> {
     for (k, _) in m {
         ensure(k == "type" || k == "seq" || listed.contains(&k.as_str()), "UnknownEventField")?;
     }
-    ensure(e.get("seq").is_some_and(|s| int_at_least(s, 0)), "MalformedEvent")?;
+    ensure(e.get("seq").has(|s| int_at_least(s, 0)), "MalformedEvent")?;
     for name in listed {
         let v = e.get(name).ok_or(Code("MalformedEvent"))?;
         ensure(member_ok(ty, name, v), "MalformedEvent")?;

@@ -1,6 +1,7 @@
 //! §13 durable run records: segments, phase rules, the wire form, resumption and energy.
 
 use super::energy::Provenance;
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::{self, Value};
 use crate::wire::{self, Digest};
@@ -17,9 +18,9 @@ fn snapshot_ok(s: &Value) -> bool {
     let keys = s.keys();
     s.is_obj()
         && keys.iter().all(|k| ["fs_root", "manifest", "memory"].contains(k))
-        && s.get("fs_root").is_some_and(wire::is_digest)
-        && s.get("manifest").is_some_and(wire::is_digest)
-        && s.get("memory").is_none_or(wire::is_digest)
+        && s.get("fs_root").has(wire::is_digest)
+        && s.get("manifest").has(wire::is_digest)
+        && s.get("memory").none_or(wire::is_digest)
 }
 
 /// basis_figure says whether a string is a decimal figure: digits with an optional fraction.
@@ -34,32 +35,33 @@ fn resumed_ok(s: &Value) -> bool {
     let base = ["kind", "snapshot", "at_ms", "idle_uj", "idle_provenance", "idle_source"];
     let prov = s.get("idle_provenance").and_then(Value::as_str).and_then(Provenance::parse);
     let basis = s.get("idle_basis");
-    let basis_ok = basis.is_none_or(|b| {
-        b.as_obj().is_some_and(|m| !m.is_empty() && m.iter().all(|(_, v)| v.as_str().is_some_and(basis_figure)))
-    });
+    let basis_ok =
+        basis.none_or(|b| b.as_obj().has(|m| !m.is_empty() && m.iter().all(|(_, v)| v.as_str().has(basis_figure))));
     keys.iter().all(|k| base.contains(k) || *k == "idle_basis")
         && base.iter().all(|k| keys.contains(k))
-        && s.get("snapshot").is_some_and(snapshot_ok)
-        && s.get("idle_uj").is_some_and(|u| wire::parse_amount(u).is_ok())
+        && s.get("snapshot").has(snapshot_ok)
+        && s.get("idle_uj").has(|u| wire::parse_amount(u).is_ok())
         && prov.is_some()
-        && s.get("idle_source").and_then(Value::as_str).is_some_and(|x| (1..=256).contains(&x.chars().count()))
+        && s.get("idle_source").and_then(Value::as_str).has(|x| (1..=256).contains(&x.chars().count()))
         && basis_ok
         && (prov == Some(Provenance::Measured) || basis.is_some())
 }
 
 /// check_segment checks a segment's form (§13.2, `BadSegment`).
 pub fn check_segment(s: &Value) -> R<()> {
-    let at = || s.get("at_ms").and_then(Value::as_int).is_some_and(|n| n >= 0);
+    let at = || s.get("at_ms").and_then(Value::as_int).has(|n| n >= 0);
     let ok = match s.get("kind").and_then(Value::as_str) {
-        Some("executed") => wire::exact_members(s, &["kind", "attestation"]) && s.get("attestation").is_some_and(wire::is_digest),
+        Some("executed") => {
+            wire::exact_members(s, &["kind", "attestation"]) && s.get("attestation").has(wire::is_digest)
+        }
         Some("suspended") => {
-            wire::exact_members(s, &["kind", "snapshot", "at_ms"]) && s.get("snapshot").is_some_and(snapshot_ok) && at()
+            wire::exact_members(s, &["kind", "snapshot", "at_ms"]) && s.get("snapshot").has(snapshot_ok) && at()
         }
         Some("resumed") => resumed_ok(s) && at(),
         Some("closed") => {
             wire::exact_members(s, &["kind", "at_ms", "outcome"])
                 && at()
-                && s.get("outcome").and_then(Value::as_str).is_some_and(|o| ["completed", "failed", "abandoned"].contains(&o))
+                && s.get("outcome").and_then(Value::as_str).has(|o| ["completed", "failed", "abandoned"].contains(&o))
         }
         _ => false,
     };
@@ -116,7 +118,7 @@ impl Record {
             _ => {}
         }
         if let Some(at) = s.get("at_ms").and_then(Value::as_int) {
-            ensure(self.last_at.is_none_or(|l| at >= l), "TimeRegression")?;
+            ensure(self.last_at.none_or(|l| at >= l), "TimeRegression")?;
             self.last_at = Some(at);
         }
         match kind {
@@ -140,7 +142,8 @@ impl Record {
         self.apply(s)?;
         let head = wire::chain_next(&self.head(), s);
         let n = self.segments.len() + 1;
-        let line = Value::obj(vec![("head", wire::digest_value(&head)), ("n", Value::Num(n as f64)), ("segment", s.clone())]);
+        let line =
+            Value::obj(vec![("head", wire::digest_value(&head)), ("n", Value::Num(n as f64)), ("segment", s.clone())]);
         self.text.push_str(&json::canonical(&line));
         self.text.push('\n');
         self.heads.push(head);
@@ -187,7 +190,10 @@ pub fn parse(text: &str, ids: Option<(&Digest, &Digest)>) -> R<Record> {
     };
     let mut lines = body.split('\n');
     let first = lines.next().filter(|_| !body.is_empty() || torn.is_empty());
-    let Some(first) = first else { return fail("TornRecord") };
+    let first = match first {
+        Some(f) => f,
+        None => return fail("TornRecord"),
+    };
     let mut rec = header(first, ids)?;
     for (i, line) in lines.enumerate() {
         let v = line_value(line)?;
@@ -213,7 +219,8 @@ pub fn idle(rec: &Record) -> R<(u64, [u64; 3])> {
     let (mut total, mut by) = (0u64, [0u64; 3]);
     for s in rec.segments.iter().filter(|s| s.get("kind").and_then(Value::as_str) == Some("resumed")) {
         let uj = wire::parse_amount(s.get("idle_uj").unwrap_or(&Value::Null))?;
-        let p = s.get("idle_provenance").and_then(Value::as_str).and_then(Provenance::parse).ok_or(Code("BadSegment"))?;
+        let p =
+            s.get("idle_provenance").and_then(Value::as_str).and_then(Provenance::parse).ok_or(Code("BadSegment"))?;
         total = wire::add(total, uj)?;
         by[p as usize] = wire::add(by[p as usize], uj)?;
     }

@@ -1,5 +1,6 @@
 //! §4.1–§4.2 unit descriptors and `unit_id`.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -12,7 +13,7 @@ fn chars(s: &str) -> usize {
 
 /// is_level says whether a value is "S0" … "S7".
 pub fn is_level(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| s.len() == 2 && s.starts_with('S') && (b'0'..=b'7').contains(&s.as_bytes()[1]))
+    v.as_str().has(|s| s.len() == 2 && s.starts_with('S') && (b'0'..=b'7').contains(&s.as_bytes()[1]))
 }
 
 fn label_name(k: &str) -> bool {
@@ -24,15 +25,14 @@ fn label_name(k: &str) -> bool {
 }
 
 fn argv_ok(v: &Value) -> bool {
-    v.as_arr().is_some_and(|a| {
-        (1..=256).contains(&a.len())
-            && a.iter().all(|x| x.as_str().is_some_and(|s| chars(s) <= 4096 && !s.contains('\0')))
+    v.as_arr().has(|a| {
+        (1..=256).contains(&a.len()) && a.iter().all(|x| x.as_str().has(|s| chars(s) <= 4096 && !s.contains('\0')))
     })
 }
 
 fn labels_ok(v: &Value) -> bool {
-    v.as_obj().is_some_and(|m| {
-        m.len() <= 32 && m.iter().all(|(k, x)| label_name(k) && x.as_str().is_some_and(|s| (1..=256).contains(&chars(s))))
+    v.as_obj().has(|m| {
+        m.len() <= 32 && m.iter().all(|(k, x)| label_name(k) && x.as_str().has(|s| (1..=256).contains(&chars(s))))
     })
 }
 
@@ -42,12 +42,12 @@ pub fn unit_id(u: &Value) -> R<Digest> {
     ensure(u.get("type").and_then(Value::as_str) == Some("https://sandbox-attest.dev/unit/v1"), "BadUnit")?;
     let (argv, entry) = (u.get("argv"), u.get("entry"));
     ensure(argv.is_some() != entry.is_some(), "BadUnit")?;
-    ensure(argv.is_none_or(argv_ok), "BadUnit")?;
-    ensure(entry.is_none_or(|e| e.as_str().is_some_and(|s| (1..=4096).contains(&chars(s)))), "BadUnit")?;
-    ensure(u.get("workspace").is_none_or(wire::is_digest), "BadUnit")?;
-    ensure(u.get("manifest").is_some_and(wire::is_digest), "BadUnit")?;
-    ensure(u.get("level").is_some_and(is_level), "BadUnit")?;
-    ensure(u.get("labels").is_none_or(labels_ok), "BadUnit")?;
+    ensure(argv.none_or(argv_ok), "BadUnit")?;
+    ensure(entry.none_or(|e| e.as_str().has(|s| (1..=4096).contains(&chars(s)))), "BadUnit")?;
+    ensure(u.get("workspace").none_or(wire::is_digest), "BadUnit")?;
+    ensure(u.get("manifest").has(wire::is_digest), "BadUnit")?;
+    ensure(u.get("level").has(is_level), "BadUnit")?;
+    ensure(u.get("labels").none_or(labels_ok), "BadUnit")?;
     Ok(wire::address(u))
 }
 

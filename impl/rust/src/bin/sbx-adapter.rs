@@ -55,7 +55,10 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
+        let line = match line {
+            Ok(l) => l,
+            Err(_) => break,
+        };
         if line.trim().is_empty() {
             continue;
         }

@@ -36,9 +36,15 @@ pub fn child_of(p: &Effective, c: &Effective) -> R<()> {
 
 /// in_force applies the hook to a resolved grant and checks that it only tightened (§4.4).
 pub fn in_force(e: Effective, hook: Option<Hook>) -> R<Effective> {
-    let Some(h) = hook else { return Ok(e) };
+    let h = match hook {
+        Some(h) => h,
+        None => return Ok(e),
+    };
     let f = h(&e)?;
-    ensure(f.address == e.address && f.parent == e.parent && f.issuer == e.issuer && f.holder == e.holder, "BrokenChain")?;
+    ensure(
+        f.address == e.address && f.parent == e.parent && f.issuer == e.issuer && f.holder == e.holder,
+        "BrokenChain",
+    )?;
     ensure(f.depth <= e.depth, "DepthExhausted")?;
     narrows(&e, &f)?;
     Ok(f)

@@ -3,6 +3,7 @@
 use super::chain::{narrows, resolve, verify_chain};
 use super::grant::{Budget, Effective};
 use super::pattern::check_lists;
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -35,15 +36,17 @@ pub struct Log {
 
 fn has_exactly(p: &Value, extra: &[&str]) -> bool {
     let keys = p.keys();
-    p.is_obj() && keys.len() == COMMON.len() + extra.len() && keys.iter().all(|k| COMMON.contains(k) || extra.contains(k))
+    p.is_obj()
+        && keys.len() == COMMON.len() + extra.len()
+        && keys.iter().all(|k| COMMON.contains(k) || extra.contains(k))
 }
 
 fn common_ok(p: &Value) -> bool {
-    p.get("grant").is_some_and(wire::is_digest)
-        && p.get("prev").is_some_and(wire::is_digest)
-        && p.get("by").is_some_and(wire::is_didkey)
-        && p.get("seq").and_then(Value::as_int).is_some_and(|n| n >= 1)
-        && p.get("at_ms").and_then(Value::as_int).is_some_and(|n| n >= 0)
+    p.get("grant").has(wire::is_digest)
+        && p.get("prev").has(wire::is_digest)
+        && p.get("by").has(wire::is_didkey)
+        && p.get("seq").and_then(Value::as_int).has(|n| n >= 1)
+        && p.get("at_ms").and_then(Value::as_int).has(|n| n >= 0)
 }
 
 fn spent(p: &Value) -> Option<(u64, u64, u64)> {
@@ -58,9 +61,9 @@ fn spent(p: &Value) -> Option<(u64, u64, u64)> {
 fn checkpoint_form(p: &Value) -> R<()> {
     let ok = has_exactly(p, &["state", "spent", "amendments"])
         && common_ok(p)
-        && p.get("state").is_some_and(wire::is_digest)
+        && p.get("state").has(wire::is_digest)
         && spent(p).is_some()
-        && p.get("amendments").and_then(Value::as_int).is_some_and(|n| n >= 0);
+        && p.get("amendments").and_then(Value::as_int).has(|n| n >= 0);
     ensure(ok, "BadCheckpoint")
 }
 
@@ -70,8 +73,8 @@ fn amendment_form(p: &Value) -> R<()> {
     let set = p.get("set");
     let ok = has_exactly(p, &["responds_to", "set"])
         && common_ok(p)
-        && p.get("responds_to").is_some_and(wire::is_digest)
-        && set.is_some_and(|s| s.is_obj() && !s.keys().is_empty() && s.keys().iter().all(|k| SET_MEMBERS.contains(k)));
+        && p.get("responds_to").has(wire::is_digest)
+        && set.has(|s| s.is_obj() && !s.keys().is_empty() && s.keys().iter().all(|k| SET_MEMBERS.contains(k)));
     ensure(ok, "BadAmendment")
 }
 
@@ -104,7 +107,7 @@ fn apply_set(e: &Effective, set: &Value) -> R<Effective> {
 }
 
 fn below_spent(b: &Budget, s: (u64, u64, u64)) -> bool {
-    b.uj.is_some_and(|l| l < s.0) || b.calls.is_some_and(|l| l < s.1) || b.wall_ms.is_some_and(|l| l < s.2)
+    b.uj.has(|l| l < s.0) || b.calls.has(|l| l < s.1) || b.wall_ms.has(|l| l < s.2)
 }
 
 /// The walk's state.
@@ -152,7 +155,7 @@ pub fn verify(i: &Input) -> R<Log> {
     let mut w = Walk { force: orig, amendments: 0, last_cp: None };
     let mut head = wire::chain_genesis("jcp.checkpointlog/1", &[target]);
     let mut last_at = 0u64;
-    let mut prefix_ok = i.prefix.is_none_or(|(n, h)| n == 0 && h == head);
+    let mut prefix_ok = i.prefix.none_or(|(n, h)| n == 0 && h == head);
     for (n, env) in i.entries.iter().enumerate() {
         let e = wire::parse_envelope(env)?;
         let is_cp = e.payload_type == CHECKPOINT_TYPE;
@@ -160,7 +163,11 @@ pub fn verify(i: &Input) -> R<Log> {
         ensure(e.payload.len() <= LIMIT, if is_cp { "BadCheckpoint" } else { "BadAmendment" })?;
         let signers = e.verify_signatures()?;
         let p = crate::json::parse_canonical(&e.payload, LIMIT)?;
-        if is_cp { checkpoint_form(&p)? } else { amendment_form(&p)? }
+        if is_cp {
+            checkpoint_form(&p)?
+        } else {
+            amendment_form(&p)?
+        }
         let at = p.get("at_ms").and_then(Value::as_int).unwrap_or(0) as u64;
         let linked = p.get("grant").and_then(|v| wire::parse_digest(v).ok()) == Some(target)
             && p.get("seq").and_then(Value::as_int) == Some(n as i64 + 1)

@@ -1,6 +1,7 @@
 //! JCP §4.1 the grant object: opening, form, and the effective grant.
 
 use super::pattern::{check_lists, Scope};
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -87,7 +88,11 @@ fn budget_form(v: &Value) -> R<Budget> {
     ensure(v.is_obj() && !keys.is_empty(), "BadGrant")?;
     ensure(keys.iter().all(|k| ["uj", "calls", "wall_ms"].contains(k)), "BadGrant")?;
     let uj = v.get("uj").map(|x| wire::parse_amount(x).map_err(|_| Code("BadGrant"))).transpose()?;
-    Ok(Budget { uj, calls: v.get("calls").map(non_neg).transpose()?, wall_ms: v.get("wall_ms").map(non_neg).transpose()? })
+    Ok(Budget {
+        uj,
+        calls: v.get("calls").map(non_neg).transpose()?,
+        wall_ms: v.get("wall_ms").map(non_neg).transpose()?,
+    })
 }
 
 type Lists = (Option<Vec<String>>, Option<Vec<String>>);
@@ -101,7 +106,7 @@ fn scope_form(v: &Value) -> R<Lists> {
 
 fn nonce_ok(v: Option<&Value>) -> bool {
     v.and_then(Value::as_str)
-        .is_some_and(|s| s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        .has(|s| s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
 fn mint_form(v: &Value) -> R<(Digest, Digest)> {
@@ -125,13 +130,13 @@ pub fn grant_form(p: &Value, address: Digest) -> R<Grant> {
     let nbf_ms = p.get("nbf_ms").map(non_neg).transpose()?;
     let exp_ms = non_neg(p.get("exp_ms").ok_or(Code("BadGrant"))?)?;
     let depth = p.get("depth").map(non_neg).transpose()?;
-    ensure(depth.is_none_or(|d| d <= 15), "BadGrant")?;
+    ensure(depth.none_or(|d| d <= 15), "BadGrant")?;
     ensure(nbf_ms.unwrap_or(0) < exp_ms || (parent.is_some() && nbf_ms.is_none()), "BadGrant")?;
     ensure(nonce_ok(p.get("nonce")), "BadGrant")?;
     let mint = p.get("mint").map(mint_form).transpose()?;
     if parent.is_none() {
         let full_scope = resources.is_some() && actions.is_some();
-        ensure(full_scope && budget.is_some_and(|b| b.uj.is_some()) && depth.is_some() && mint.is_none(), "BadGrant")?;
+        ensure(full_scope && budget.has(|b| b.uj.is_some()) && depth.is_some() && mint.is_none(), "BadGrant")?;
     }
     check_lists(resources.as_deref(), actions.as_deref(), "BadGrant")?;
     Ok(Grant {

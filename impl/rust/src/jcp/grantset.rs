@@ -12,7 +12,9 @@ pub fn set_id(grants: &[Value]) -> R<Digest> {
     ensure(grants.len() <= MAX_SET, "BadGrantSet")?;
     let mut list: Vec<String> = grants
         .iter()
-        .map(|g| g.as_str().filter(|s| wire::parse_digest_str(s).is_ok()).map(str::to_string).ok_or(Code("BadGrantSet")))
+        .map(|g| {
+            g.as_str().filter(|s| wire::parse_digest_str(s).is_ok()).map(str::to_string).ok_or(Code("BadGrantSet"))
+        })
         .collect::<R<_>>()?;
     list.sort();
     ensure(list.windows(2).all(|w| w[0] != w[1]), "BadGrantSet")?;

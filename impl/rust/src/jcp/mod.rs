@@ -2,10 +2,10 @@
 //! standing grants and checkpoint logs.
 
 pub mod chain;
+pub mod checkpoint;
 pub mod grant;
 pub mod grantset;
 pub mod pattern;
 pub mod revoke;
 pub mod spend;
-pub mod checkpoint;
 pub mod standing;

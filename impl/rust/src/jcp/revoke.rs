@@ -1,5 +1,6 @@
 //! JCP §4.5 revocation lists.
 
+use crate::compat::OptionExt;
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -18,11 +19,11 @@ pub struct Revocation {
 
 fn form(p: &Value) -> R<()> {
     let ok = wire::exact_members(p, &["grant", "by", "seq", "prev", "at_ms"])
-        && p.get("grant").is_some_and(wire::is_digest)
-        && p.get("prev").is_some_and(wire::is_digest)
-        && p.get("by").is_some_and(wire::is_didkey)
-        && p.get("seq").and_then(Value::as_int).is_some_and(|n| n >= 1)
-        && p.get("at_ms").and_then(Value::as_int).is_some_and(|n| n >= 0);
+        && p.get("grant").has(wire::is_digest)
+        && p.get("prev").has(wire::is_digest)
+        && p.get("by").has(wire::is_didkey)
+        && p.get("seq").and_then(Value::as_int).has(|n| n >= 1)
+        && p.get("at_ms").and_then(Value::as_int).has(|n| n >= 0);
     ensure(ok, "BadRevocation")
 }
 
@@ -37,7 +38,7 @@ pub fn verify_list(entries: &[Value], prefix: Option<(usize, Digest)>) -> R<List
     let mut head = wire::chain_genesis("jcp.revocation/1", &[]);
     let mut out = Vec::new();
     let mut last_at = 0u64;
-    let mut prefix_ok = prefix.is_none_or(|(n, h)| n == 0 && h == head);
+    let mut prefix_ok = prefix.none_or(|(n, h)| n == 0 && h == head);
     for (i, env) in entries.iter().enumerate() {
         let o = wire::open_signed_by(env, REVOCATION_TYPE, REVOCATION_LIMIT, "BadRevocation", "by", form)?;
         let p = &o.payload;

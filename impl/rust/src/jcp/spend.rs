@@ -3,6 +3,7 @@
 use super::chain::{verify_chain, Hook};
 use super::grant::{open_grant, Budget, Effective};
 use super::revoke::Revocation;
+use crate::compat::OptionExt;
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -13,16 +14,16 @@ pub const SPEND_TYPE: &str = "application/vnd.jcp.spend+json";
 pub const SPEND_LIMIT: usize = 4096;
 
 fn form(p: &Value) -> R<()> {
-    let int = |n: &str, min: i64| p.get(n).and_then(Value::as_int).is_some_and(|x| x >= min);
+    let int = |n: &str, min: i64| p.get(n).and_then(Value::as_int).has(|x| x >= min);
     let ok = wire::exact_members(p, &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host"])
-        && p.get("grant").is_some_and(wire::is_digest)
-        && p.get("prev").is_some_and(wire::is_digest)
-        && p.get("uj").is_some_and(|v| wire::parse_amount(v).is_ok())
+        && p.get("grant").has(wire::is_digest)
+        && p.get("prev").has(wire::is_digest)
+        && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
         && int("seq", 1)
         && int("calls", 0)
         && int("wall_ms", 0)
         && int("at_ms", 0)
-        && p.get("host").is_some_and(wire::is_didkey);
+        && p.get("host").has(wire::is_didkey);
     ensure(ok, "BadReceipt")
 }
 
@@ -61,7 +62,7 @@ fn chain_to(by_addr: &BTreeMap<Digest, (Value, Option<Digest>)>, leaf: Digest) -
 }
 
 fn over(limit: Option<u64>, used: u64) -> bool {
-    limit.is_some_and(|l| used > l)
+    limit.has(|l| used > l)
 }
 
 fn debit(used: &mut Used, chain: &[Effective], uj: u64, calls: u64, wall: u64) -> R<()> {

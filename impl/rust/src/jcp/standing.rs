@@ -3,6 +3,7 @@
 use super::chain::{child_of, resolve};
 use super::grant::{open_grant, Effective, Grant};
 use super::pattern::{check_lists, scope_inside, Scope};
+use crate::compat::OptionExt;
 use crate::error::{ensure, fail, Code, R};
 use crate::json::Value;
 use crate::wire::{self, Digest};
@@ -68,9 +69,8 @@ fn trigger(t: &Value) -> R<(String, String, Option<String>)> {
     }
 }
 
-const POLICY_MEMBERS: &[&str] = &[
-    "grant", "issuer", "minter", "triggers", "template", "max_children", "max_total_uj", "rate", "nbf_ms", "exp_ms",
-];
+const POLICY_MEMBERS: &[&str] =
+    &["grant", "issuer", "minter", "triggers", "template", "max_children", "max_total_uj", "rate", "nbf_ms", "exp_ms"];
 const TEMPLATE_MEMBERS: &[&str] = &["holder", "resources", "actions", "uj", "calls", "lifetime_ms", "depth"];
 
 fn policy_form(p: &Value, address: Digest) -> R<Policy> {
@@ -137,21 +137,21 @@ fn event_form(ev: &mut Event) -> R<()> {
     let ok = b.is_obj()
         && b.get("type").and_then(Value::as_str).is_some()
         && b.get("source").and_then(Value::as_str).is_some()
-        && b.get("at_ms").and_then(Value::as_int).is_some_and(|n| n >= 0);
+        && b.get("at_ms").and_then(Value::as_int).has(|n| n >= 0);
     ensure(ok, "BadEvent")
 }
 
 fn entry_form(p: &Value) -> R<()> {
-    let d = |n: &str| p.get(n).is_some_and(wire::is_digest);
+    let d = |n: &str| p.get(n).has(wire::is_digest);
     let ok = wire::exact_members(p, &["policy", "seq", "prev", "event", "child", "uj", "at_ms", "minter"])
         && d("policy")
         && d("prev")
         && d("event")
         && d("child")
-        && p.get("seq").and_then(Value::as_int).is_some_and(|n| n >= 1)
-        && p.get("at_ms").and_then(Value::as_int).is_some_and(|n| n >= 0)
-        && p.get("uj").is_some_and(|v| wire::parse_amount(v).is_ok())
-        && p.get("minter").is_some_and(wire::is_didkey);
+        && p.get("seq").and_then(Value::as_int).has(|n| n >= 1)
+        && p.get("at_ms").and_then(Value::as_int).has(|n| n >= 0)
+        && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
+        && p.get("minter").has(wire::is_didkey);
     ensure(ok, "BadMintEntry")
 }
 
@@ -174,15 +174,16 @@ pub struct Ledger {
 }
 
 fn open_policy(v: &Value) -> R<Policy> {
-    let o = wire::open_signed_by(v, POLICY_TYPE, LIMIT, "BadPolicy", "issuer", |p| policy_form(p, [0; 32]).map(|_| ()))?;
+    let o =
+        wire::open_signed_by(v, POLICY_TYPE, LIMIT, "BadPolicy", "issuer", |p| policy_form(p, [0; 32]).map(|_| ()))?;
     policy_form(&o.payload, o.address)
 }
 
 fn within_template(pol: &Policy, c: &Effective, at: u64) -> R<()> {
     let ok = c.holder == pol.t_holder
         && scope_inside(&pol.t_scope, &c.scope)?
-        && c.budget.uj.is_some_and(|u| u <= pol.t_uj)
-        && pol.t_calls.is_none_or(|tc| c.budget.calls.is_some_and(|x| x <= tc))
+        && c.budget.uj.has(|u| u <= pol.t_uj)
+        && pol.t_calls.none_or(|tc| c.budget.calls.has(|x| x <= tc))
         && c.depth <= pol.t_depth
         && c.nbf_ms == at
         && c.exp_ms - c.nbf_ms <= pol.t_lifetime;
@@ -195,7 +196,7 @@ fn trigger_matches(pol: &Policy, ev: &Event) -> bool {
     pol.triggers.iter().any(|(t, s, by)| {
         Some(t.as_str()) == ty
             && Some(s.as_str()) == src
-            && by.as_ref().is_none_or(|k| ev.signers.as_ref().is_some_and(|ss| ss.len() == 1 && &ss[0] == k))
+            && by.as_ref().none_or(|k| ev.signers.as_ref().has(|ss| ss.len() == 1 && &ss[0] == k))
     })
 }
 
@@ -229,7 +230,7 @@ pub fn verify(i: &Input) -> R<Ledger> {
         let linked = dg("policy") == pol.address
             && p.get("seq").and_then(Value::as_int) == Some(n as i64 + 1)
             && dg("prev") == head
-            && times.last().is_none_or(|t| at >= *t);
+            && times.last().none_or(|t| at >= *t);
         ensure(linked, "BrokenMintLedger")?;
         head = wire::chain_next(&head, p);
         ensure(p.get("minter").and_then(Value::as_str) == Some(pol.minter.as_str()), "BadMintEntry")?;

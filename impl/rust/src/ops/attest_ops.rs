@@ -28,9 +28,8 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
             journal::verify_consistency(m("older"), m("newer"), m("path")).map(|_| Value::Null)
         }
         "energy.chain.genesis" => energy_genesis(input),
-        "energy.component.check" => energy::check_component(m("component")).map(|(uj, p)| {
-            Value::obj(vec![("uj", wire::amount(uj)), ("provenance", Value::str(p.name()))])
-        }),
+        "energy.component.check" => energy::check_component(m("component"))
+            .map(|(uj, p)| Value::obj(vec![("uj", wire::amount(uj)), ("provenance", Value::str(p.name()))])),
         "energy.receipt.verify" => receipt_verify(input),
         "energy.chain.verify" => energy_chain(input),
         "unit.address" => unit::unit_id(m("unit")).map(|d| Value::obj(vec![("unit_id", wire::digest_value(&d))])),
@@ -158,7 +157,9 @@ fn attestation_verify(input: &Value) -> R<Value> {
 }
 
 fn attestation_interval(input: &Value) -> R<Value> {
-    let events = super::input::opt(input, "events").map(|e| e.as_arr().map(Vec::as_slice).ok_or(Code("BadInput"))).transpose()?;
+    let events = super::input::opt(input, "events")
+        .map(|e| e.as_arr().map(Vec::as_slice).ok_or(Code("BadInput")))
+        .transpose()?;
     let (a, r) = attestation::verify_interval(member(input, "envelope"), member(input, "receipt"), events)?;
     Ok(Value::obj(vec![("address", wire::digest_value(&a.address)), ("receipt", wire::digest_value(&r))]))
 }
@@ -272,18 +273,14 @@ fn runrecord_energy(input: &Value) -> R<Value> {
 
 fn fstree_root(input: &Value) -> R<Value> {
     let (bytes, dirs) = fstree::dir_object(need_arr(input, "entries")?)?;
-    Ok(Value::obj(vec![
-        ("fs_root", wire::digest_value(&wire::blake3(&bytes))),
-        ("dirs", Value::Num(dirs as f64)),
-    ]))
+    Ok(Value::obj(vec![("fs_root", wire::digest_value(&wire::blake3(&bytes))), ("dirs", Value::Num(dirs as f64))]))
 }
 
 /// fleet_hosts reads the trusted fleet hosts; §16 names no source for them, and the C10 vectors
 /// expect the test hosts `host` and `host-2` (§2.10) when none are given (GUESSES.md).
 fn fleet_hosts(input: &Value) -> R<Vec<String>> {
-    Ok(hosts(input, "hosts")?.unwrap_or_else(|| {
-        ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect()
-    }))
+    Ok(hosts(input, "hosts")?
+        .unwrap_or_else(|| ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect()))
 }
 
 fn fleet_build(input: &Value) -> R<Value> {

@@ -70,16 +70,19 @@ fn spend_replay(input: &Value) -> R<Value> {
     let roots = strings(need(input, "roots")?)?;
     let hosts = strings(need(input, "hosts")?)?;
     let revs = revocations(input)?;
-    let r = spend::Replay { grants: need_arr(input, "grants")?, roots: &roots, hosts: &hosts, revocations: &revs, hook: None };
+    let r = spend::Replay {
+        grants: need_arr(input, "grants")?,
+        roots: &roots,
+        hosts: &hosts,
+        revocations: &revs,
+        hook: None,
+    };
     Ok(Value::obj(vec![("remaining", spend::replay(&r, need_arr(input, "receipts")?)?)]))
 }
 
 fn revocations_verify(input: &Value) -> R<Value> {
     let l = revoke::verify_list(need_arr(input, "entries")?, prefix(input)?)?;
-    Ok(Value::obj(vec![
-        ("head", wire::digest_value(&l.head)),
-        ("length", Value::Num(l.entries.len() as f64)),
-    ]))
+    Ok(Value::obj(vec![("head", wire::digest_value(&l.head)), ("length", Value::Num(l.entries.len() as f64))]))
 }
 
 fn standing_verify(input: &Value) -> R<Value> {
@@ -120,7 +123,9 @@ fn checkpoint_verify(input: &Value) -> R<Value> {
         roots: &roots,
         at_ms: time(input, "at_ms")?,
         entries: need_arr(input, "entries")?,
-        log_of: opt(input, "log_of").map(|v| v.as_int().filter(|n| *n >= 0).map(|n| n as usize).ok_or(Code("BadInput"))).transpose()?,
+        log_of: opt(input, "log_of")
+            .map(|v| v.as_int().filter(|n| *n >= 0).map(|n| n as usize).ok_or(Code("BadInput")))
+            .transpose()?,
         prefix: prefix(input)?,
     };
     let l = checkpoint::verify(&i)?;
