@@ -10,3 +10,4 @@ pub mod journal;
 pub mod merkle;
 pub mod runrecord;
 pub mod unit;
+pub mod warmpool;

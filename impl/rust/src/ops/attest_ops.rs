@@ -1,7 +1,7 @@
 //! C2–C10 ops: sandbox-attest §4–§16.
 
 use super::input::{need, need_arr};
-use crate::attest::{attestation, audit, energy, fleet, fstree, journal, merkle, runrecord, unit};
+use crate::attest::{attestation, audit, energy, fleet, fstree, journal, merkle, runrecord, unit, warmpool};
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire;
@@ -47,6 +47,8 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "fleet.build" => fleet_build(input),
         "fleet.verify_membership" => fleet_membership(input),
         "fleet.verify_consistency" => fleet_consistency(input),
+        "warmpool.verify" => warmpool_verify(input),
+        "warmpool.claim_charged" => warmpool::claim_charged(m("claim"), m("receipt")).map(|_| Value::Null),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -311,4 +313,30 @@ fn fleet_consistency(input: &Value) -> R<Value> {
     let r2 = fleet::open_receipt(member(input, "receipt2"), &hs)?;
     fleet::verify_consistency(&r1, &r2, member(input, "proof"))?;
     Ok(Value::Null)
+}
+
+fn warmpool_verify(input: &Value) -> R<Value> {
+    let hs = hosts(input, "hosts")?;
+    let req = member(input, "require_closed").as_bool() == Some(true);
+    let l = warmpool::verify(member(input, "ledger"), hs.as_deref(), req)?;
+    let [prov, res, cl, ev] = l.counts();
+    let n = |x: usize| Value::Num(x as f64);
+    Ok(Value::obj(vec![
+        ("pool_id", wire::digest_value(&l.pool_id)),
+        ("name", Value::str(&l.name)),
+        ("host", Value::str(&l.host)),
+        ("manifest", Value::str(&l.manifest)),
+        ("head", wire::digest_value(&l.head)),
+        ("entries", n(l.entries)),
+        (
+            "items",
+            Value::obj(vec![("provisioned", n(prov)), ("resident", n(res)), ("claimed", n(cl)), ("evicted", n(ev))]),
+        ),
+        ("drawn_uj", wire::amount(l.drawn)),
+        ("claimed_uj", wire::amount(l.claimed)),
+        ("evicted_uj", wire::amount(l.evicted)),
+        ("outstanding_uj", wire::amount(l.outstanding()?)),
+        ("closed", Value::Bool(l.closed)),
+        ("claims", Value::Arr(l.claims.iter().map(wire::digest_value).collect())),
+    ]))
 }
