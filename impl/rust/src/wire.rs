@@ -49,7 +49,13 @@ pub fn blake3(bytes: &[u8]) -> Digest {
 
 /// hex writes bytes as lowercase hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 /// unhex reads lowercase or uppercase hexadecimal; None on any other text.

@@ -7,10 +7,40 @@
 use sbxverify::json::{self, Mode, Value};
 use std::io::{BufRead, Write};
 
-const HELP: &str = "usage: sbx-adapter [--capabilities]
+const HELP: &str = "usage: sbx-adapter [--capabilities | --bench CALLS]
   Speaks the sandbox-attest §11.2 JSON-lines adapter protocol on stdin/stdout.
   --capabilities   print the classes this verifier implements, as JSON, and exit
+  --bench CALLS    for each stdin line {\"op\",\"input\"}: after one warm-up call, 7 rounds of CALLS
+                   calls; print {\"op\",\"ok\",\"s_per_call\"} (median of the rounds) per line
 exit: 0 at end of input; 2 usage error";
+
+/// bench times one op in process: the figures bench/rust.bench.ts sets beside the reference's.
+fn bench(calls: u32, line: &str) -> Option<String> {
+    let req = json::parse(line.as_bytes(), Mode::Lenient, usize::MAX).ok()?;
+    let op = req.get("op").and_then(Value::as_str)?.to_string();
+    let input = req.get("input").cloned().unwrap_or(Value::Null);
+    let ok = sbxverify::ops::call(&op, &input).is_ok();
+    // Every result is folded into `oks`, which is printed, so no call can be optimised away
+    // (std::hint::black_box is newer than Debian's rustc 1.63).
+    let mut oks = 0u64;
+    let mut rounds: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..calls {
+                oks += u64::from(sbxverify::ops::call(&op, &input).is_ok());
+            }
+            t.elapsed().as_secs_f64() / f64::from(calls)
+        })
+        .collect();
+    rounds.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let out = Value::obj(vec![
+        ("op", Value::Str(op)),
+        ("ok", Value::Bool(ok)),
+        ("oks", Value::Num(oks as f64)),
+        ("s_per_call", Value::Num(rounds[3])),
+    ]);
+    Some(json::canonical(&out))
+}
 
 fn respond(id: Value, result: Result<Value, sbxverify::error::Code>) -> String {
     let mut m = vec![("id", id)];
@@ -45,6 +75,25 @@ fn main() {
         }
         Some("--capabilities") => {
             println!("{}", json::canonical(&sbxverify::ops::capabilities()));
+            return;
+        }
+        Some("--bench") => {
+            let calls: u32 = match args.get(1).and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => n,
+                _ => {
+                    eprintln!("sbx-adapter: --bench needs a positive number of calls\n{HELP}");
+                    std::process::exit(2);
+                }
+            };
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                match bench(calls, &line) {
+                    Some(out) => println!("{out}"),
+                    None => {
+                        eprintln!("sbx-adapter: --bench: unreadable line");
+                        std::process::exit(2);
+                    }
+                }
+            }
             return;
         }
         Some(other) => {

@@ -281,8 +281,11 @@ fn fstree_root(input: &Value) -> R<Value> {
 /// fleet_hosts reads the trusted fleet hosts; §16 names no source for them, and the C10 vectors
 /// expect the test hosts `host` and `host-2` (§2.10) when none are given (GUESSES.md).
 fn fleet_hosts(input: &Value) -> R<Vec<String>> {
-    Ok(hosts(input, "hosts")?
-        .unwrap_or_else(|| ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect()))
+    thread_local! {
+        static TEST_HOSTS: Vec<String> =
+            ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect();
+    }
+    Ok(hosts(input, "hosts")?.unwrap_or_else(|| TEST_HOSTS.with(Clone::clone)))
 }
 
 fn fleet_build(input: &Value) -> R<Value> {
