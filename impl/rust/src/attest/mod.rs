@@ -4,6 +4,7 @@
 pub mod attestation;
 pub mod audit;
 pub mod energy;
+pub mod execpolicy;
 pub mod fleet;
 pub mod fstree;
 pub mod journal;

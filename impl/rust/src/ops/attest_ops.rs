@@ -1,7 +1,9 @@
 //! C2–C10 ops: sandbox-attest §4–§16.
 
 use super::input::{need, need_arr};
-use crate::attest::{attestation, audit, energy, fleet, fstree, journal, merkle, runrecord, unit, warmpool};
+use crate::attest::{
+    attestation, audit, energy, execpolicy, fleet, fstree, journal, merkle, runrecord, unit, warmpool,
+};
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
 use crate::wire;
@@ -49,6 +51,10 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "fleet.verify_consistency" => fleet_consistency(input),
         "warmpool.verify" => warmpool_verify(input),
         "warmpool.claim_charged" => warmpool::claim_charged(m("claim"), m("receipt")).map(|_| Value::Null),
+        "execpolicy.open" => execpolicy_open(input),
+        "execpolicy.make" => execpolicy::make(m("mode"), m("allow"), m("deny")).map(policy_out),
+        "execpolicy.decide" => execpolicy::decide(m("policy"), m("digest").as_str().unwrap_or(""))
+            .map(|(a, r)| Value::obj(vec![("allowed", Value::Bool(a)), ("rule", Value::str(r))])),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -342,4 +348,14 @@ fn warmpool_verify(input: &Value) -> R<Value> {
         ("closed", Value::Bool(l.closed)),
         ("claims", Value::Arr(l.claims.iter().map(wire::digest_value).collect())),
     ]))
+}
+
+fn policy_out((address, policy): (wire::Digest, Value)) -> Value {
+    Value::obj(vec![("address", wire::digest_value(&address)), ("policy", policy)])
+}
+
+fn execpolicy_open(input: &Value) -> R<Value> {
+    let stewards = hosts(input, "stewards")?;
+    let bound = super::input::opt(input, "address").map(wire::parse_digest).transpose()?;
+    execpolicy::open(member(input, "envelope"), stewards.as_deref(), bound.as_ref()).map(policy_out)
 }
