@@ -8,6 +8,7 @@ pub mod execpolicy;
 pub mod fleet;
 pub mod fstree;
 pub mod journal;
+pub mod manifest;
 pub mod merkle;
 pub mod runrecord;
 pub mod unit;

@@ -2,7 +2,7 @@
 
 use super::input::{need, need_arr};
 use crate::attest::{
-    attestation, audit, energy, execpolicy, fleet, fstree, journal, merkle, runrecord, unit, warmpool,
+    attestation, audit, energy, execpolicy, fleet, fstree, journal, manifest, merkle, runrecord, unit, warmpool,
 };
 use crate::error::{ensure, Code, R};
 use crate::json::Value;
@@ -55,6 +55,10 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "execpolicy.make" => execpolicy::make(m("mode"), m("allow"), m("deny")).map(policy_out),
         "execpolicy.decide" => execpolicy::decide(m("policy"), m("digest").as_str().unwrap_or(""))
             .map(|(a, r)| Value::obj(vec![("allowed", Value::Bool(a)), ("rule", Value::str(r))])),
+        "manifest.ingest" => source(input).and_then(|b| manifest::ingest(&b).map_err(|r| Code(r.code))),
+        "manifest.refusals" => manifest_refusals(input),
+        "manifest.verify" => manifest_verify(input),
+        "manifest.satisfies" => manifest_satisfies(input),
         "merkle.sha256.root" => sha_root(input),
         "merkle.sha256.verify_inclusion" => sha_inclusion(input),
         "merkle.sha256.verify_consistency" => sha_consistency(input),
@@ -358,4 +362,51 @@ fn execpolicy_open(input: &Value) -> R<Value> {
     let stewards = hosts(input, "stewards")?;
     let bound = super::input::opt(input, "address").map(wire::parse_digest).transpose()?;
     execpolicy::open(member(input, "envelope"), stewards.as_deref(), bound.as_ref()).map(policy_out)
+}
+
+/// source reads a devcontainer source given as text or as base64 bytes.
+fn source(input: &Value) -> R<Vec<u8>> {
+    if let Some(t) = input.get("source").and_then(Value::as_str) {
+        return Ok(t.as_bytes().to_vec());
+    }
+    let b = super::input::need_str(input, "source_b64")?;
+    wire::b64_decode(b).ok_or(Code("BadInput"))
+}
+
+fn manifest_refusals(input: &Value) -> R<Value> {
+    match manifest::ingest(&source(input)?) {
+        Ok(_) => Ok(Value::obj(vec![("code", Value::Null), ("members", Value::Arr(vec![]))])),
+        Err(r) => Ok(Value::obj(vec![
+            ("code", Value::str(r.code)),
+            (
+                "members",
+                Value::Arr(
+                    r.members
+                        .into_iter()
+                        .map(|(p, c)| Value::obj(vec![("pointer", Value::Str(p)), ("code", Value::str(c))]))
+                        .collect(),
+                ),
+            ),
+        ])),
+    }
+}
+
+fn manifest_verify(input: &Value) -> R<Value> {
+    let stewards = hosts(input, "stewards")?;
+    let (document, doc) = manifest::verify(member(input, "envelope"), stewards.as_deref())?;
+    let address = doc.get("address").cloned().unwrap_or(Value::Null);
+    Ok(Value::obj(vec![("address", address), ("document", wire::digest_value(&document))]))
+}
+
+fn manifest_satisfies(input: &Value) -> R<Value> {
+    let r =
+        manifest::satisfies(member(input, "manifest"), member(input, "offered"), super::input::opt(input, "address"))?;
+    Ok(match r {
+        None => Value::obj(vec![("ok", Value::Bool(true))]),
+        Some((code, ptrs)) => Value::obj(vec![
+            ("ok", Value::Bool(false)),
+            ("code", Value::str(code)),
+            ("pointers", Value::Arr(ptrs.into_iter().map(Value::Str).collect())),
+        ]),
+    })
 }

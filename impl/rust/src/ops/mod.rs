@@ -12,8 +12,8 @@ mod wire_ops;
 /// The classes this verifier implements. Any other class is out of scope, and the harness counts
 /// nothing of it as passed.
 pub const CLASSES: &[&str] = &[
-    "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17", "C18",
-    "C19", "C20", "C21",
+    "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17",
+    "C18", "C19", "C20", "C21",
 ];
 
 /// capabilities is the answer to `adapter.capabilities`: the classes implemented, and that no
