@@ -3,6 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { inScope, readCapabilities } from "../src/adapter/capabilities.ts";
+import { runClass } from "../src/run.ts";
+import type { Adapter, ClassId, ConformanceClass } from "../src/types.ts";
 
 test("an adapter that answers UnknownOp claims every class and the live cases", () => {
   const caps = readCapabilities({ ok: false, error: "UnknownOp" });
@@ -27,4 +29,38 @@ test("a malformed declaration or a failed handshake is refused", () => {
   ])
     assert.throws(() => readCapabilities({ ok: true, output }), TypeError);
   assert.throws(() => readCapabilities({ ok: false, error: "Internal" }), TypeError);
+});
+
+test("runClass counts nothing for an undeclared class and never runs undeclared live cases", async () => {
+  let calls = 0;
+  const adapter: Adapter = {
+    name: "fake",
+    capabilities: () => Promise.resolve({ classes: ["C1"], live: false }),
+    call: () => {
+      calls++;
+      return Promise.resolve({ ok: false, error: "UnknownOp" });
+    },
+    close: () => Promise.resolve(),
+  };
+  const caps = await adapter.capabilities();
+  let liveRan = false;
+  const klass = (id: ClassId): ConformanceClass => ({
+    id,
+    title: id,
+    file: "core.json",
+    generate: () => [],
+    ops: {},
+    live: () => {
+      liveRan = true;
+      return Promise.resolve([]);
+    },
+  });
+  const out = await runClass(klass("C2"), adapter, { live: true, caps });
+  assert.deepEqual([out.passed, out.failed, out.skipped, out.outOfScope], [0, 0, 0, ["class"]]);
+  assert.equal(calls, 0);
+  const c1 = await runClass(klass("C1"), adapter, { live: true, caps });
+  assert.deepEqual(c1.outOfScope, ["live cases"]);
+  assert.equal(liveRan, false);
+  assert.ok(c1.failed > 0, "an in-scope class whose ops fail is failed, not skipped");
+  assert.equal(c1.skipped, 0);
 });
