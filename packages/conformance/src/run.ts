@@ -3,7 +3,8 @@ import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalize } from "@sbx/wire";
 import { vectorsDir } from "./paths.ts";
-import type { Adapter, ClassId, ConformanceClass, OpResult, Vector } from "./types.ts";
+import { inScope } from "./adapter/capabilities.ts";
+import type { Adapter, Capabilities, ClassId, ConformanceClass, OpResult, Vector } from "./types.ts";
 
 /** The tally of one class. */
 export interface ClassTally {
@@ -13,6 +14,8 @@ export interface ClassTally {
   failed: number;
   skipped: number;
   readonly failures: string[];
+  /** What of this class the adapter declared out of scope (§11.2): "class" or "live cases". */
+  readonly outOfScope: string[];
 }
 
 /** The vectors file as written by the generator. */
@@ -41,13 +44,29 @@ export function judge(v: Vector, r: OpResult): string | null {
   return r.error === v.expect.error ? null : `got error ${r.error}, want ${v.expect.error}`;
 }
 
-/** runClass runs one class's vectors (from its file) and live cases. */
+/**
+ * runClass runs one class's vectors (from its file) and live cases. A class the adapter's
+ * capabilities do not claim runs nothing and is marked out of scope; so are its live cases when
+ * the adapter declares no live cases. Nothing out of scope counts as passed or skipped.
+ */
 export async function runClass(
   c: ConformanceClass,
   adapter: Adapter,
-  opts: { live: boolean },
+  opts: { live: boolean; caps: Capabilities },
 ): Promise<ClassTally> {
-  const t: ClassTally = { id: c.id, title: c.title, passed: 0, failed: 0, skipped: 0, failures: [] };
+  const t: ClassTally = {
+    id: c.id,
+    title: c.title,
+    passed: 0,
+    failed: 0,
+    skipped: 0,
+    failures: [],
+    outOfScope: [],
+  };
+  if (!inScope(opts.caps, c.id)) {
+    t.outOfScope.push("class");
+    return t;
+  }
   for (const v of readVectorFile(c.file).filter((x) => x.class === c.id)) {
     const why = judge(v, await adapter.call(v.op, v.input));
     if (why === null) t.passed++;
@@ -57,7 +76,8 @@ export async function runClass(
     }
   }
   if (c.live) {
-    if (!opts.live) t.skipped++;
+    if (!opts.caps.live) t.outOfScope.push("live cases");
+    else if (!opts.live) t.skipped++;
     else
       for (const lc of await c.live()) {
         if (lc.passed) t.passed++;

@@ -3,7 +3,8 @@
 //   npm run conformance -- --adapter "node --import tsx packages/conformance/src/serve.ts"
 import { createInterface } from "node:readline";
 import type { Json } from "@sbx/wire";
-import { handlerTable, runHandler } from "./adapter/inproc.ts";
+import { ALL_CAPABILITIES, handlerTable, runHandler } from "./adapter/inproc.ts";
+import { CAPABILITIES_OP } from "./adapter/capabilities.ts";
 import { loadClasses } from "./registry.ts";
 
 const table = handlerTable(await loadClasses());
@@ -12,7 +13,10 @@ let queue = Promise.resolve();
 rl.on("line", (line) => {
   queue = queue.then(async () => {
     const req = JSON.parse(line) as { id: number; op: string; input: Json };
-    const r = await runHandler(table, req.op, req.input);
+    const r =
+      req.op === CAPABILITIES_OP
+        ? { ok: true, output: { classes: ALL_CAPABILITIES.classes, live: ALL_CAPABILITIES.live } }
+        : await runHandler(table, req.op, req.input);
     process.stdout.write(JSON.stringify({ id: req.id, ...r }) + "\n");
   });
 });

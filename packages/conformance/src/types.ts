@@ -26,9 +26,22 @@ export interface Vector {
 export type OpResult =
   { readonly ok: true; readonly output: Json } | { readonly ok: false; readonly error: string };
 
+/**
+ * What an implementation declares it implements (§11.2, op `adapter.capabilities`): the classes
+ * it claims, or "all", and whether the class modules' live cases (real processes on this host)
+ * belong to it. A class it does not claim is out of scope: the harness runs nothing of it, prints
+ * it as out of scope, and counts nothing of it as passed.
+ */
+export interface Capabilities {
+  readonly classes: "all" | readonly ClassId[];
+  readonly live: boolean;
+}
+
 /** An implementation under test, in process or behind the JSON-lines subprocess protocol. */
 export interface Adapter {
   readonly name: string;
+  /** The implementation's declared capabilities; one that declares none claims everything. */
+  capabilities(): Promise<Capabilities>;
   call(op: string, input: Json): Promise<OpResult>;
   close(): Promise<void>;
 }

@@ -1,6 +1,9 @@
 // The in-process adapter: the reference implementation's handlers, called directly.
 import type { Json } from "@sbx/wire";
-import type { Adapter, ConformanceClass, Handler, OpResult } from "../types.ts";
+import type { Adapter, Capabilities, ConformanceClass, Handler, OpResult } from "../types.ts";
+
+/** The reference implementation claims every class and runs the live cases (§11.2). */
+export const ALL_CAPABILITIES: Capabilities = { classes: "all", live: true };
 
 /** errorCode extracts the spec code an error carries, or "Internal" when it carries none. */
 export function errorCode(e: unknown): string {
@@ -39,6 +42,7 @@ export function inProcessAdapter(classes: readonly ConformanceClass[]): Adapter 
   const table = handlerTable(classes);
   return {
     name: "reference (in-process)",
+    capabilities: () => Promise.resolve(ALL_CAPABILITIES),
     call: (op, input) => runHandler(table, op, input),
     close: () => Promise.resolve(),
   };

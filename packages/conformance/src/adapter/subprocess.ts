@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Json } from "@sbx/wire";
 import type { Adapter, OpResult } from "../types.ts";
+import { CAPABILITIES_OP, readCapabilities } from "./capabilities.ts";
 
 /** subprocessAdapter starts `command` (run by sh) and speaks the JSON-lines protocol with it. */
 export function subprocessAdapter(command: string): Adapter {
@@ -30,15 +31,19 @@ export function subprocessAdapter(command: string): Adapter {
     for (const done of waiting.values()) done({ ok: false, error: "AdapterExited" });
     waiting.clear();
   });
+  const call = (op: string, input: Json): Promise<OpResult> => {
+    const id = next++;
+    return new Promise((resolve) => {
+      waiting.set(id, resolve);
+      child.stdin.write(JSON.stringify({ id, op, input }) + "\n");
+    });
+  };
   return {
     name: `subprocess: ${command}`,
-    call(op, input) {
-      const id = next++;
-      return new Promise((resolve) => {
-        waiting.set(id, resolve);
-        child.stdin.write(JSON.stringify({ id, op, input }) + "\n");
-      });
+    async capabilities() {
+      return readCapabilities(await call(CAPABILITIES_OP, {}));
     },
+    call,
     close() {
       child.stdin.end();
       return new Promise((resolve) => {

@@ -1,0 +1,269 @@
+//! §15 warm pools: the descriptor, the ledger and its conservation, and claim charging.
+
+use super::energy::check_component;
+use crate::compat::OptionExt;
+use crate::error::{ensure, fail, Code, R};
+use crate::json::{self, Value};
+use crate::wire::{self, Digest};
+
+pub const POOL_TYPE: &str = "application/vnd.sandbox-attest.warmpool+json";
+pub const ENTRY_TYPE: &str = "application/vnd.sandbox-attest.warmpool-entry+json";
+
+fn name_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=128).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
+}
+
+/// State of one item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Resident,
+    Claimed,
+    Evicted,
+}
+
+struct Item {
+    id: String,
+    state: State,
+    provision: u64,
+    residency: u64,
+    last_end: i64,
+}
+
+/// The verified ledger.
+#[derive(Default)]
+pub struct Ledger {
+    pub pool_id: Digest,
+    pub name: String,
+    pub host: String,
+    pub manifest: String,
+    pub head: Digest,
+    pub entries: usize,
+    pub drawn: u64,
+    pub claimed: u64,
+    pub evicted: u64,
+    pub closed: bool,
+    pub claims: Vec<Digest>,
+    items: Vec<Item>,
+    created_ms: i64,
+    last_ms: i64,
+}
+
+impl Ledger {
+    /// counts returns (provisioned, resident, claimed, evicted).
+    pub fn counts(&self) -> [usize; 4] {
+        let n = |s: State| self.items.iter().filter(|i| i.state == s).count();
+        [self.items.len(), n(State::Resident), n(State::Claimed), n(State::Evicted)]
+    }
+    /// outstanding is what resident items have drawn so far.
+    pub fn outstanding(&self) -> R<u64> {
+        let mut t = 0u64;
+        for i in self.items.iter().filter(|i| i.state == State::Resident) {
+            t = wire::add(t, wire::add(i.provision, i.residency)?)?;
+        }
+        Ok(t)
+    }
+}
+
+fn open_pool(env: &Value, hosts: Option<&[String]>) -> R<Ledger> {
+    let want = wire::Expect { payload_type: POOL_TYPE, limit: json::DEFAULT_LIMIT, signers: None };
+    let o = wire::open_envelope(env, &want)?;
+    let p = &o.payload;
+    let ok = wire::exact_members(p, &["kind", "name", "host", "manifest", "created_ms"])
+        && p.get("kind").and_then(Value::as_str) == Some("pool")
+        && p.get("name").and_then(Value::as_str).has(name_ok)
+        && p.get("host").has(wire::is_didkey)
+        && p.get("manifest").has(wire::is_digest)
+        && p.get("created_ms").and_then(Value::as_int).has(|n| n >= 0);
+    ensure(ok, "BadPoolEntry")?;
+    let host = p.get("host").and_then(Value::as_str).unwrap_or("").to_string();
+    ensure(o.signers.contains(&host), "BadPoolEntry")?;
+    if let Some(h) = hosts {
+        ensure(o.signers.iter().any(|s| h.contains(s)), "UnknownSigner")?;
+    }
+    Ok(Ledger {
+        pool_id: o.address,
+        name: p.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+        host,
+        manifest: p.get("manifest").and_then(Value::as_str).unwrap_or("").to_string(),
+        head: wire::chain_genesis("sandbox.warmpool/1", &[o.address]),
+        created_ms: p.get("created_ms").and_then(Value::as_int).unwrap_or(0),
+        last_ms: i64::MIN,
+        ..Ledger::default()
+    })
+}
+
+/// figure checks a ledger figure (§15.2) and returns its sum.
+fn figure(v: Option<&Value>) -> R<u64> {
+    let list = v.and_then(Value::as_arr).ok_or(Code("BadPoolEntry"))?;
+    ensure((1..=16).contains(&list.len()), "BadPoolEntry")?;
+    let mut sum = 0u64;
+    for c in list {
+        let (uj, _) = check_component(c)?;
+        let domain_ok =
+            c.get("domain").and_then(Value::as_str).has(|d| ["cpu", "memory", "storage", "gpu", "idle"].contains(&d));
+        ensure(domain_ok && c.get("ref").is_none(), "BadPoolEntry")?;
+        sum = wire::add(sum, uj)?;
+    }
+    Ok(sum)
+}
+
+const SHAPES: &[(&str, &[&str])] = &[
+    ("provisioned", &["kind", "seq", "prev", "item", "manifest", "at_ms", "provision"]),
+    ("accrued", &["kind", "seq", "prev", "item", "from_ms", "to_ms", "residency"]),
+    (
+        "claimed",
+        &["kind", "seq", "prev", "item", "at_ms", "unit", "grants", "accrued_uj", "provision_uj", "residency_uj"],
+    ),
+    ("evicted", &["kind", "seq", "prev", "item", "at_ms", "reason", "overhead_uj", "provision_uj", "residency_uj"]),
+    ("closed", &["kind", "seq", "prev", "at_ms", "drawn_uj", "claimed_uj", "evicted_uj"]),
+];
+
+const REASONS: &[&str] = &["expired", "capacity", "manifest-changed", "host-shutdown", "operator", "failed"];
+
+/// shape checks an entry's member set and forms (`BadPoolEntry`, §6 codes) and returns its figure sum.
+fn shape(p: &Value, pool_manifest: &str) -> R<u64> {
+    let kind = p.get("kind").and_then(Value::as_str).unwrap_or("");
+    let members = SHAPES.iter().find(|(k, _)| *k == kind).map(|(_, m)| *m).ok_or(Code("BadPoolEntry"))?;
+    ensure(wire::exact_members(p, members), "BadPoolEntry")?;
+    let int = |n: &str| p.get(n).and_then(Value::as_int).has(|x| x >= 0);
+    let amount = |n: &str| p.get(n).has(|x| wire::parse_amount(x).is_ok());
+    let mut ok = int("seq") && p.get("prev").has(wire::is_digest);
+    ok &= kind == "closed" || p.get("item").and_then(Value::as_str).has(name_ok);
+    ok &= members.iter().filter(|m| m.ends_with("_ms")).all(|m| int(m));
+    ok &= members.iter().filter(|m| m.ends_with("_uj")).all(|m| amount(m));
+    ok &= match kind {
+        "provisioned" => p.get("manifest").and_then(Value::as_str) == Some(pool_manifest),
+        "accrued" => p.get("to_ms").and_then(Value::as_int) > p.get("from_ms").and_then(Value::as_int),
+        "claimed" => p.get("unit").has(wire::is_digest) && p.get("grants").has(wire::is_digest),
+        "evicted" => p.get("reason").and_then(Value::as_str).has(|r| REASONS.contains(&r)),
+        _ => true,
+    };
+    ensure(ok, "BadPoolEntry")?;
+    match kind {
+        "provisioned" => figure(p.get("provision")),
+        "accrued" => figure(p.get("residency")),
+        _ => Ok(0),
+    }
+}
+
+fn amt(p: &Value, n: &str) -> u64 {
+    p.get(n).and_then(|v| wire::parse_amount(v).ok()).unwrap_or(0)
+}
+
+fn int(p: &Value, n: &str) -> i64 {
+    p.get(n).and_then(Value::as_int).unwrap_or(0)
+}
+
+impl Ledger {
+    fn item(&mut self, p: &Value) -> R<&mut Item> {
+        let id = p.get("item").and_then(Value::as_str).unwrap_or("");
+        self.items.iter_mut().find(|i| i.id == id).ok_or(Code("UnknownItem"))
+    }
+
+    /// settle applies a claim or an eviction (§15.4, §15.5); returns the stated whole.
+    fn settle(&mut self, p: &Value, whole: &str, to: State) -> R<u64> {
+        let it = self.item(p)?;
+        ensure(it.state == State::Resident, "DoubleClaim")?;
+        ensure(int(p, "at_ms") == it.last_end, "AccrualGap")?;
+        let w = amt(p, whole);
+        ensure(w != 0, "ZeroEnergy")?;
+        let (pv, rs) = (amt(p, "provision_uj"), amt(p, "residency_uj"));
+        let ok = pv == it.provision && rs == it.residency && wire::add(pv, rs).ok() == Some(w);
+        ensure(ok, "AccruedMismatch")?;
+        it.state = to;
+        Ok(w)
+    }
+
+    /// apply applies one entry's rules (§15.3–§15.6).
+    fn apply(&mut self, p: &Value, sum: u64, address: Digest) -> R<()> {
+        match p.get("kind").and_then(Value::as_str).unwrap_or("") {
+            "provisioned" => {
+                let id = p.get("item").and_then(Value::as_str).unwrap_or("").to_string();
+                ensure(!self.items.iter().any(|i| i.id == id), "DuplicateItem")?;
+                ensure(sum != 0, "ZeroEnergy")?;
+                self.drawn = wire::add(self.drawn, sum)?;
+                let at = int(p, "at_ms");
+                self.items.push(Item { id, state: State::Resident, provision: sum, residency: 0, last_end: at });
+            }
+            "accrued" => {
+                let it = self.item(p)?;
+                ensure(it.state == State::Resident, "Unattributed")?;
+                ensure(int(p, "from_ms") == it.last_end, "AccrualGap")?;
+                it.residency = wire::add(it.residency, sum)?;
+                it.last_end = int(p, "to_ms");
+                self.drawn = wire::add(self.drawn, sum)?;
+            }
+            "claimed" => {
+                let w = self.settle(p, "accrued_uj", State::Claimed)?;
+                self.claimed = wire::add(self.claimed, w)?;
+                self.claims.push(address);
+            }
+            "evicted" => {
+                let w = self.settle(p, "overhead_uj", State::Evicted)?;
+                self.evicted = wire::add(self.evicted, w)?;
+            }
+            _ => {
+                ensure(!self.items.iter().any(|i| i.state == State::Resident), "Unattributed")?;
+                let (d, c, e) = (amt(p, "drawn_uj"), amt(p, "claimed_uj"), amt(p, "evicted_uj"));
+                let ok = d == self.drawn && c == self.claimed && e == self.evicted && c.checked_add(e) == Some(d);
+                ensure(ok, "ConservationViolated")?;
+                self.closed = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// verify checks a pool ledger in the order of §15.7.
+pub fn verify(ledger: &Value, hosts: Option<&[String]>, require_closed: bool) -> R<Ledger> {
+    let mut l = open_pool(ledger.get("pool").unwrap_or(&Value::Null), hosts)?;
+    let entries = ledger.get("entries").and_then(Value::as_arr).ok_or(Code("BadPoolEntry"))?;
+    let host = vec![l.host.clone()];
+    for (i, env) in entries.iter().enumerate() {
+        let want = wire::Expect { payload_type: ENTRY_TYPE, limit: json::DEFAULT_LIMIT, signers: Some(&host) };
+        let o = wire::open_envelope(env, &want)?;
+        let p = &o.payload;
+        let sum = shape(p, &l.manifest)?;
+        let linked = p.get("seq").and_then(Value::as_int) == Some(i as i64)
+            && p.get("prev").and_then(|v| wire::parse_digest(v).ok()) == Some(l.head);
+        ensure(linked, "PoolChainBroken")?;
+        ensure(!l.closed, "PoolClosed")?;
+        let t =
+            if p.get("kind").and_then(Value::as_str) == Some("accrued") { int(p, "to_ms") } else { int(p, "at_ms") };
+        ensure(t >= l.last_ms && t >= l.created_ms, "TimeReversed")?;
+        l.last_ms = t;
+        l.apply(p, sum, o.address)?;
+        l.head = wire::chain_next(&l.head, p);
+        l.entries += 1;
+    }
+    ensure(!require_closed || l.closed, "Unattributed")?;
+    Ok(l)
+}
+
+/// claim_charged checks that a run's first receipt carries a claim's energy as `warmpool`
+/// components referring to the claim (§15.4); both are given as payloads.
+pub fn claim_charged(claim: &Value, receipt: &Value) -> R<()> {
+    const NO: &str = "ClaimNotCharged";
+    let address = wire::address(claim);
+    ensure(receipt.get("seq").and_then(Value::as_int) == Some(0), NO)?;
+    ensure(receipt.get("unit_id") == claim.get("unit") && receipt.get("grants_id") == claim.get("grants"), NO)?;
+    let mut sum = 0u64;
+    let mut any = false;
+    for c in receipt.get("components").and_then(Value::as_arr).map(Vec::as_slice).unwrap_or(&[]) {
+        let mine = c.get("domain").and_then(Value::as_str) == Some("warmpool")
+            && c.get("ref").and_then(|r| wire::parse_digest(r).ok()) == Some(address);
+        if mine {
+            let (uj, _) = check_component(c).map_err(|_| Code(NO))?;
+            sum = wire::add(sum, uj).map_err(|_| Code(NO))?;
+            any = true;
+        }
+    }
+    ensure(any && Some(sum) == claim.get("accrued_uj").and_then(|v| wire::parse_amount(v).ok()), NO)?;
+    if sum == 0 {
+        return fail(NO);
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! JCP §4.3 spend receipts and their replay.
+
+use super::chain::{verify_chain, Hook};
+use super::grant::{open_grant, Budget, Effective};
+use super::revoke::Revocation;
+use crate::compat::OptionExt;
+use crate::error::{ensure, Code, R};
+use crate::json::Value;
+use crate::wire::{self, Digest};
+use std::collections::BTreeMap;
+
+pub const SPEND_TYPE: &str = "application/vnd.jcp.spend+json";
+/// §4.3: a receipt payload is at most 4096 bytes.
+pub const SPEND_LIMIT: usize = 4096;
+
+fn form(p: &Value) -> R<()> {
+    let int = |n: &str, min: i64| p.get(n).and_then(Value::as_int).has(|x| x >= min);
+    let ok = wire::exact_members(p, &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host"])
+        && p.get("grant").has(wire::is_digest)
+        && p.get("prev").has(wire::is_digest)
+        && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
+        && int("seq", 1)
+        && int("calls", 0)
+        && int("wall_ms", 0)
+        && int("at_ms", 0)
+        && p.get("host").has(wire::is_didkey);
+    ensure(ok, "BadReceipt")
+}
+
+/// Per-leaf receipt chain state: head, last seq, last time.
+struct LeafState {
+    head: Digest,
+    seq: i64,
+    at_ms: u64,
+}
+
+/// What replay was given.
+pub struct Replay<'a> {
+    pub grants: &'a [Value],
+    pub roots: &'a [String],
+    pub hosts: &'a [String],
+    pub revocations: &'a [Revocation],
+    pub hook: Option<Hook<'a>>,
+}
+
+/// Used amounts per grant, per dimension.
+type Used = BTreeMap<Digest, (u64, u64, u64)>;
+
+/// chain_to collects the envelopes from the root down to `leaf` by parent addresses (`BrokenChain`
+/// for a missing grant or a loop).
+fn chain_to(by_addr: &BTreeMap<Digest, (Value, Option<Digest>)>, leaf: Digest) -> R<Vec<Value>> {
+    let mut out = Vec::new();
+    let mut at = Some(leaf);
+    while let Some(a) = at {
+        let (env, parent) = by_addr.get(&a).ok_or(Code("BrokenChain"))?;
+        out.push(env.clone());
+        ensure(out.len() <= super::chain::MAX_CHAIN, "ChainTooLong")?;
+        at = *parent;
+    }
+    out.reverse();
+    Ok(out)
+}
+
+fn over(limit: Option<u64>, used: u64) -> bool {
+    limit.has(|l| used > l)
+}
+
+fn debit(used: &mut Used, chain: &[Effective], uj: u64, calls: u64, wall: u64) -> R<()> {
+    for g in chain {
+        let u = used.entry(g.address).or_insert((0, 0, 0));
+        *u = (wire::add(u.0, uj)?, wire::add(u.1, calls)?, wire::add(u.2, wall)?);
+        let b: &Budget = &g.budget;
+        ensure(!(over(b.uj, u.0) || over(b.calls, u.1) || over(b.wall_ms, u.2)), "Overspend")?;
+    }
+    Ok(())
+}
+
+/// replay verifies receipts in order (§4.3 "Verifying spend") and returns the remaining budget of
+/// every grant a receipt debited, by address: `{uj, calls, wall_ms}`, unlimited as null.
+pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
+    let mut by_addr = BTreeMap::new();
+    for env in r.grants {
+        let g = open_grant(env)?;
+        by_addr.insert(g.address, (env.clone(), g.parent));
+    }
+    let mut leaves: BTreeMap<Digest, LeafState> = BTreeMap::new();
+    let mut used: Used = BTreeMap::new();
+    let mut last: BTreeMap<Digest, Effective> = BTreeMap::new();
+    for env in receipts {
+        let o = wire::open_signed_by(env, SPEND_TYPE, SPEND_LIMIT, "BadReceipt", "host", form)?;
+        let p = &o.payload;
+        let host = p.get("host").and_then(Value::as_str).unwrap_or("");
+        ensure(r.hosts.iter().any(|h| h == host), "UntrustedHost")?;
+        let leaf = wire::parse_digest(p.get("grant").ok_or(Code("BadReceipt"))?)?;
+        let at = p.get("at_ms").and_then(Value::as_int).unwrap_or(0) as u64;
+        let st = leaves.entry(leaf).or_insert(LeafState {
+            head: wire::chain_genesis("jcp.spend/1", &[leaf]),
+            seq: 0,
+            at_ms: 0,
+        });
+        let prev_ok = p.get("prev").and_then(|v| wire::parse_digest(v).ok()) == Some(st.head);
+        let seq_ok = p.get("seq").and_then(Value::as_int) == Some(st.seq + 1);
+        ensure(prev_ok && seq_ok && (st.seq == 0 || at >= st.at_ms), "BrokenReceiptChain")?;
+        st.head = wire::chain_next(&st.head, p);
+        st.seq += 1;
+        st.at_ms = at;
+        let chain = verify_chain(&chain_to(&by_addr, leaf)?, r.roots, at, r.revocations, r.hook)?;
+        let amt = |n: &str| p.get(n).and_then(Value::as_int).unwrap_or(0) as u64;
+        let uj = wire::parse_amount(p.get("uj").ok_or(Code("BadReceipt"))?)?;
+        debit(&mut used, &chain, uj, amt("calls"), amt("wall_ms"))?;
+        for g in chain {
+            last.insert(g.address, g);
+        }
+    }
+    let rem = |l: Option<u64>, u: u64| l.map(|l| l - u);
+    let mut out = Vec::new();
+    for (addr, (uj, calls, wall)) in &used {
+        let b = last[addr].budget;
+        let int = |x: Option<u64>| x.map(|n| Value::Num(n as f64)).unwrap_or(Value::Null);
+        out.push((
+            wire::digest_text(addr),
+            Value::obj(vec![
+                ("uj", rem(b.uj, *uj).map(wire::amount).unwrap_or(Value::Null)),
+                ("calls", int(rem(b.calls, *calls))),
+                ("wall_ms", int(rem(b.wall_ms, *wall))),
+            ]),
+        ));
+    }
+    Ok(Value::Obj(out))
+}

@@ -1,0 +1,436 @@
+//! §2.2–§2.7 wire primitives: amounts, digests, base64, did:key, Ed25519, DSSE, hash chains.
+
+use crate::compat::OptionExt;
+use crate::error::{ensure, Code, R};
+use crate::json::{self, Value};
+
+// ---------------------------------------------------------------------------------------------
+// §2.2 amounts
+
+/// parse_amount reads a §2.2 decimal string: `0|[1-9][0-9]*`, at most 2⁶⁴−1.
+pub fn parse_amount(v: &Value) -> R<u64> {
+    let s = v.as_str().ok_or(Code("BadAmount"))?;
+    parse_amount_str(s)
+}
+
+/// parse_amount_str is parse_amount on text.
+pub fn parse_amount_str(s: &str) -> R<u64> {
+    let b = s.as_bytes();
+    ensure(!b.is_empty() && b.iter().all(u8::is_ascii_digit), "BadAmount")?;
+    ensure(b.len() == 1 || b[0] != b'0', "BadAmount")?;
+    s.parse::<u64>().map_err(|_| Code("AmountOverflow"))
+}
+
+/// add_amounts sums amounts, refusing a sum above 2⁶⁴−1 (`AmountOverflow`).
+pub fn add(a: u64, b: u64) -> R<u64> {
+    a.checked_add(b).ok_or(Code("AmountOverflow"))
+}
+
+/// sub refuses a difference below zero (`AmountUnderflow`).
+pub fn sub(a: u64, b: u64) -> R<u64> {
+    a.checked_sub(b).ok_or(Code("AmountUnderflow"))
+}
+
+/// amount writes an amount as its decimal string.
+pub fn amount(n: u64) -> Value {
+    Value::Str(n.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.3 digests
+
+/// A 32-byte BLAKE3 digest.
+pub type Digest = [u8; 32];
+
+/// blake3 hashes bytes.
+pub fn blake3(bytes: &[u8]) -> Digest {
+    *blake3::hash(bytes).as_bytes()
+}
+
+/// hex writes bytes as lowercase hexadecimal.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// unhex reads lowercase or uppercase hexadecimal; None on any other text.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() & 1 == 1 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+}
+
+/// digest_text writes `blake3:` and 64 lowercase hex digits.
+pub fn digest_text(d: &Digest) -> String {
+    format!("blake3:{}", hex(d))
+}
+
+/// digest_value is digest_text as a JSON string.
+pub fn digest_value(d: &Digest) -> Value {
+    Value::Str(digest_text(d))
+}
+
+/// parse_digest_str reads `blake3:` + 64 lowercase hex digits (§2.3 item 1), else `BadDigest`.
+pub fn parse_digest_str(s: &str) -> R<Digest> {
+    let h = s.strip_prefix("blake3:").ok_or(Code("BadDigest"))?;
+    ensure(h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "BadDigest")?;
+    let v = unhex(h).ok_or(Code("BadDigest"))?;
+    let mut d = [0u8; 32];
+    d.copy_from_slice(&v);
+    Ok(d)
+}
+
+/// parse_digest reads a digest held in a JSON value.
+pub fn parse_digest(v: &Value) -> R<Digest> {
+    parse_digest_str(v.as_str().ok_or(Code("BadDigest"))?)
+}
+
+/// is_digest says whether a value is a well-formed digest.
+pub fn is_digest(v: &Value) -> bool {
+    parse_digest(v).is_ok()
+}
+
+/// address is the content address of a JSON value: BLAKE3 of its canonical bytes (§2.3 item 2).
+pub fn address(v: &Value) -> Digest {
+    blake3(&json::canonical_bytes(v))
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.4 base64
+
+/// b64_decode reads standard padded base64 that re-encodes to the same text (§2.4 item 1).
+pub fn b64_decode(s: &str) -> Option<Vec<u8>> {
+    let bytes = base64::decode_config(s, base64::STANDARD).ok()?;
+    if base64::encode_config(&bytes, base64::STANDARD) != s {
+        return None;
+    }
+    Some(bytes)
+}
+
+/// b64_encode writes standard padded base64.
+pub fn b64_encode(bytes: &[u8]) -> String {
+    base64::encode_config(bytes, base64::STANDARD)
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.5 did:key
+
+const B58: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+fn b58_encode(bytes: &[u8]) -> String {
+    let zeros = bytes.iter().take_while(|b| **b == 0).count();
+    let mut digits: Vec<u8> = Vec::new(); // little-endian base-58 digits
+    for &b in bytes {
+        let mut carry = b as u32;
+        for d in digits.iter_mut() {
+            carry += (*d as u32) << 8;
+            *d = (carry % 58) as u8;
+            carry /= 58;
+        }
+        while carry > 0 {
+            digits.push((carry % 58) as u8);
+            carry /= 58;
+        }
+    }
+    let mut out = "1".repeat(zeros);
+    out.extend(digits.iter().rev().map(|d| B58[*d as usize] as char));
+    out
+}
+
+fn b58_decode(s: &str) -> Option<Vec<u8>> {
+    let zeros = s.bytes().take_while(|b| *b == b'1').count();
+    let mut bytes: Vec<u8> = Vec::new(); // little-endian base-256
+    for c in s.bytes() {
+        let mut carry = B58.iter().position(|x| *x == c)? as u32;
+        for b in bytes.iter_mut() {
+            carry += (*b as u32) * 58;
+            *b = (carry & 0xff) as u8;
+            carry >>= 8;
+        }
+        while carry > 0 {
+            bytes.push((carry & 0xff) as u8);
+            carry >>= 8;
+        }
+    }
+    let mut out = vec![0u8; zeros];
+    out.extend(bytes.iter().rev());
+    Some(out)
+}
+
+/// didkey_encode writes the did:key of an Ed25519 public key (§2.5).
+pub fn didkey_encode(pk: &[u8; 32]) -> String {
+    let mut b = vec![0xed, 0x01];
+    b.extend_from_slice(pk);
+    format!("did:key:z{}", b58_encode(&b))
+}
+
+/// didkey_decode reads a did:key naming an Ed25519 key; anything else is `BadDidKey` (§2.5).
+pub fn didkey_decode(did: &str) -> R<[u8; 32]> {
+    let rest = did.strip_prefix("did:key:z").ok_or(Code("BadDidKey"))?;
+    ensure(rest.len() <= 64, "BadDidKey")?;
+    let b = b58_decode(rest).ok_or(Code("BadDidKey"))?;
+    ensure(b.len() == 34 && b[0] == 0xed && b[1] == 0x01, "BadDidKey")?;
+    let mut pk = [0u8; 32];
+    pk.copy_from_slice(&b[2..]);
+    ensure(didkey_encode(&pk) == did, "BadDidKey")?;
+    Ok(pk)
+}
+
+/// is_didkey says whether a value is a string holding a valid did:key.
+pub fn is_didkey(v: &Value) -> bool {
+    v.as_str().has(|s| didkey_decode(s).is_ok())
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.4 Ed25519
+
+/// The group order L, little-endian (RFC 8032 §5.1).
+const ORDER_L: [u8; 32] = [
+    0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+];
+
+/// s_below_order says whether the little-endian scalar S is below L (RFC 8032 §5.1.7).
+fn s_below_order(s: &[u8]) -> bool {
+    for i in (0..32).rev() {
+        if s[i] != ORDER_L[i] {
+            return s[i] < ORDER_L[i];
+        }
+    }
+    false
+}
+
+/// The y-coordinates (sign bit cleared, little-endian) of the points of order 1, 2, 4 and 8, and
+/// the non-canonical encodings p and p+1 of 0 and 1: a key or R with one of these proves nothing.
+const SMALL_ORDER_Y: [[u8; 32]; 7] = [
+    [0; 32],
+    [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    [
+        0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98, 0xf0, 0xd5, 0xdf,
+        0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05,
+    ],
+    [
+        0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20,
+        0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a,
+    ],
+    p_plus(-1),
+    p_plus(0),
+    p_plus(1),
+];
+
+/// p_plus writes 2²⁵⁵ − 19 + k little-endian (k in −1..=1).
+const fn p_plus(k: i8) -> [u8; 32] {
+    let mut b = [0xff; 32];
+    b[31] = 0x7f;
+    b[0] = (0xed_i16 + k as i16) as u8;
+    b
+}
+
+/// weak_point says whether a point encoding is of small order or not canonical (y ≥ p).
+fn weak_point(enc: &[u8]) -> bool {
+    let mut y = [0u8; 32];
+    y.copy_from_slice(&enc[..32]);
+    y[31] &= 0x7f;
+    if SMALL_ORDER_Y.contains(&y) {
+        return true;
+    }
+    // y ≥ p: compare with p from the top byte down.
+    let p = p_plus(0);
+    for i in (0..32).rev() {
+        if y[i] != p[i] {
+            return y[i] > p[i];
+        }
+    }
+    true
+}
+
+/// ed25519_verify checks a signature, refusing S ≥ L (§2.4 item 5) and small-order or
+/// non-canonical keys and R whatever the library does (ring 0.16 accepts a zero key and signature).
+pub fn ed25519_verify(pk: &[u8], msg: &[u8], sig: &[u8]) -> R<()> {
+    ensure(pk.len() == 32 && sig.len() == 64, "BadSignature")?;
+    ensure(s_below_order(&sig[32..]), "BadSignature")?;
+    ensure(!weak_point(pk) && !weak_point(&sig[..32]), "BadSignature")?;
+    let key = ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, pk);
+    key.verify(msg, sig).map_err(|_| Code("BadSignature"))
+}
+
+/// testkey_public derives the public key of the test key named `name` (§2.10).
+pub fn testkey_public(name: &str) -> [u8; 32] {
+    use ring::signature::KeyPair;
+    let seed = blake3(format!("sandbox-attest.testkey/1:{name}").as_bytes());
+    let kp = ring::signature::Ed25519KeyPair::from_seed_unchecked(&seed).expect("a 32-byte seed is always valid");
+    let mut pk = [0u8; 32];
+    pk.copy_from_slice(kp.public_key().as_ref());
+    pk
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.4 DSSE
+
+/// pae is the DSSE pre-authentication encoding.
+pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!("DSSEv1 {} {} {} ", payload_type.len(), payload_type, body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// An envelope that passed §2.4 item 4: its payload, address and signers in envelope order.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    pub payload: Value,
+    pub bytes: Vec<u8>,
+    pub address: Digest,
+    pub signers: Vec<String>,
+}
+
+/// What a verifier expects of an envelope.
+pub struct Expect<'a> {
+    pub payload_type: &'a str,
+    /// Payload size limit in bytes (decoded).
+    pub limit: usize,
+    /// When Some, at least one signer must be among these (`UnknownSigner`).
+    pub signers: Option<&'a [String]>,
+}
+
+/// A DSSE envelope whose shape (§2.4 item 1) is right; nothing about it is verified yet.
+pub struct Envelope<'a> {
+    pub payload_type: &'a str,
+    pub payload: Vec<u8>,
+    pub sigs: Vec<(&'a str, Vec<u8>)>,
+}
+
+/// exact_members says whether `v` is an object with exactly the members `names`.
+pub fn exact_members(v: &Value, names: &[&str]) -> bool {
+    let keys = v.keys();
+    v.is_obj() && keys.len() == names.len() && names.iter().all(|n| keys.contains(n))
+}
+
+/// parse_envelope checks the envelope's shape (`BadEnvelope`): exact members, canonical base64,
+/// one to sixteen signatures.
+pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
+    ensure(exact_members(env, &["payloadType", "payload", "signatures"]), "BadEnvelope")?;
+    let pt = env.get("payloadType").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
+    let payload = env.get("payload").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
+    let list = env.get("signatures").and_then(Value::as_arr).ok_or(Code("BadEnvelope"))?;
+    ensure((1..=16).contains(&list.len()), "BadEnvelope")?;
+    let mut sigs = Vec::new();
+    for s in list {
+        ensure(exact_members(s, &["keyid", "sig"]), "BadEnvelope")?;
+        let keyid = s.get("keyid").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
+        let sig = s.get("sig").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
+        sigs.push((keyid, sig));
+    }
+    Ok(Envelope { payload_type: pt, payload, sigs })
+}
+
+impl Envelope<'_> {
+    /// verify_signatures checks every signature by the key its keyid names (`BadDidKey`,
+    /// `BadSignature`) and returns the signers in envelope order.
+    pub fn verify_signatures(&self) -> R<Vec<String>> {
+        let msg = pae(self.payload_type, &self.payload);
+        let mut signers = Vec::new();
+        for (keyid, sig) in &self.sigs {
+            let pk = didkey_decode(keyid)?;
+            ed25519_verify(&pk, &msg, sig)?;
+            signers.push(keyid.to_string());
+        }
+        Ok(signers)
+    }
+}
+
+/// open_envelope verifies a DSSE envelope in the order of §2.4 item 4 and parses its payload.
+pub fn open_envelope(env: &Value, want: &Expect) -> R<Opened> {
+    let e = parse_envelope(env)?;
+    ensure(e.payload_type == want.payload_type, "WrongPayloadType")?;
+    ensure(e.payload.len() <= want.limit, "OversizeInput")?;
+    let signers = e.verify_signatures()?;
+    if let Some(accept) = want.signers {
+        ensure(signers.iter().any(|s| accept.contains(s)), "UnknownSigner")?;
+    }
+    let payload = json::parse_canonical(&e.payload, want.limit)?;
+    Ok(Opened { address: blake3(&e.payload), bytes: e.payload, payload, signers })
+}
+
+/// open_signed_by opens an envelope of one kind that must carry exactly one signature, by the
+/// principal its payload names in `member` (the JCP rule for receipts, revocations, policies,
+/// ledger entries and log entries): shape, payload type, `oversize` code past `limit`, signatures,
+/// canonical payload, `form` (which names its own code), then the one signer (`BadSignature`).
+pub fn open_signed_by(
+    env: &Value,
+    payload_type: &str,
+    limit: usize,
+    oversize: &'static str,
+    member: &str,
+    form: impl Fn(&Value) -> R<()>,
+) -> R<Opened> {
+    let e = parse_envelope(env)?;
+    ensure(e.payload_type == payload_type, "WrongPayloadType")?;
+    ensure(e.payload.len() <= limit, oversize)?;
+    let signers = e.verify_signatures()?;
+    let payload = json::parse_canonical(&e.payload, limit)?;
+    form(&payload)?;
+    let by = payload.get(member).and_then(Value::as_str).unwrap_or("");
+    ensure(signers.len() == 1 && signers[0] == by, "BadSignature")?;
+    Ok(Opened { address: blake3(&e.payload), bytes: e.payload, payload, signers })
+}
+
+// ---------------------------------------------------------------------------------------------
+// §2.7 hash chains
+
+/// chain_genesis computes head₀ = BLAKE3(tag ‖ id₁ ‖ … ‖ idₖ).
+pub fn chain_genesis(tag: &str, ids: &[Digest]) -> Digest {
+    let mut h = blake3::Hasher::new();
+    h.update(tag.as_bytes());
+    for id in ids {
+        h.update(id);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// chain_next computes headₙ = BLAKE3(headₙ₋₁ ‖ JCS(entry)).
+pub fn chain_next(head: &Digest, entry: &Value) -> Digest {
+    let mut h = blake3::Hasher::new();
+    h.update(head);
+    h.update(json::canonical(entry).as_bytes());
+    *h.finalize().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base58_round_trip() {
+        for b in [vec![], vec![0], vec![0, 0, 1], vec![255; 34], (0..40).collect::<Vec<u8>>()] {
+            assert_eq!(b58_decode(&b58_encode(&b)).unwrap(), b);
+        }
+    }
+
+    #[test]
+    fn zero_key_zero_signature_refused() {
+        // ring 0.16 accepts this pair; §2.4 forbids trusting the library on it.
+        assert!(ed25519_verify(&[0u8; 32], b"", &[0u8; 64]).is_err());
+    }
+
+    #[test]
+    fn small_order_keys_refused() {
+        for y in SMALL_ORDER_Y {
+            assert!(weak_point(&y));
+        }
+        assert!(!weak_point(&testkey_public("steward")));
+    }
+
+    #[test]
+    fn s_equal_to_order_refused() {
+        assert!(!s_below_order(&ORDER_L));
+        let mut s = ORDER_L;
+        s[0] -= 1;
+        assert!(s_below_order(&s));
+    }
+}
