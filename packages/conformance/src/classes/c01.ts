@@ -6,7 +6,9 @@ import {
   addressOf,
   canonicalize,
   chainHeads,
+  base58btcEncode,
   didKeyFromPublicKey,
+  ed25519Refusal,
   digestBytes,
   fromHex,
   isDigest,
@@ -20,12 +22,12 @@ import {
   testKey,
   toHex,
   utf8,
-  verifyEd25519,
   WireError,
   type Json,
   type JsonObject,
 } from "@sbx/wire";
 import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
+import { ed25519EdgeCases, refusedKeys } from "../generate/ed25519edge.ts";
 import { key } from "../generate/keys.ts";
 import { testdataDir } from "../paths.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
@@ -58,16 +60,15 @@ const ops: Record<string, Handler> = {
     return { digest: digestBytes(data) };
   },
   "digest.address": (i) => ({ address: addressOf(obj(i).value) }),
+  // §2.4: the first refusal of the Ed25519 rule, by its code.
   "ed25519.verify": (i) => {
     const o = obj(i);
-    if (
-      !verifyEd25519(
-        fromHex(field(o, "public_key")),
-        fromHex(field(o, "message")),
-        fromHex(field(o, "signature")),
-      )
-    )
-      throw new WireError("BadSignature", "signature does not verify");
+    const why = ed25519Refusal(
+      fromHex(field(o, "public_key")),
+      fromHex(field(o, "message")),
+      fromHex(field(o, "signature")),
+    );
+    if (why) throw new WireError(why, "signature refused by the rule of §2.4");
     return null;
   },
   "didkey.encode": (i) => ({ did: didKeyFromPublicKey(fromHex(field(obj(i), "public_key"))) }),
@@ -231,7 +232,7 @@ function ed25519Vectors(): Vector[] {
             `RFC 8032 §5.1.7: ${c.id} refused`,
             "ed25519.verify",
             input,
-            "BadSignature",
+            c.id === "noncanonical-s" ? "NonCanonicalS" : "BadSignature",
           ),
     );
     out.push(
@@ -257,6 +258,39 @@ function ed25519Vectors(): Vector[] {
     ),
   );
   return out;
+}
+
+// §2.4 edge classes, built from first principles (generate/ed25519edge.ts), verdicts by the rule.
+function ed25519EdgeVectors(): Vector[] {
+  return ed25519EdgeCases().map((c) => {
+    const input = { public_key: c.public_key, message: c.message, signature: c.signature };
+    const id = `c1-ed25519-edge-${c.id}`;
+    return c.expect === "ok"
+      ? okCase(C, id, c.desc, "ed25519.verify", input, null)
+      : errCase(C, id, c.desc, "ed25519.verify", input, c.expect);
+  });
+}
+
+// §2.5: the keys §2.4 refuses have no did:key, neither to decode nor to encode.
+function refusedDidVectors(): Vector[] {
+  return refusedKeys().flatMap(({ why, key: pk }) => [
+    errCase(
+      C,
+      `c1-didkey-decode-refused-${why}`,
+      `did:key of a key §2.4 refuses (${why})`,
+      "didkey.decode",
+      { did: "did:key:z" + base58btcEncode(Uint8Array.from([0xed, 0x01, ...fromHex(pk)])) },
+      "BadDidKey",
+    ),
+    errCase(
+      C,
+      `c1-didkey-encode-refused-${why}`,
+      `no did:key for a key §2.4 refuses (${why})`,
+      "didkey.encode",
+      { public_key: pk },
+      "BadDidKey",
+    ),
+  ]);
 }
 
 function didVectors(): Vector[] {
@@ -518,7 +552,9 @@ export const klass: ConformanceClass = {
     ...canonicalFormVectors(),
     ...blake3Vectors(),
     ...ed25519Vectors(),
+    ...ed25519EdgeVectors(),
     ...didVectors(),
+    ...refusedDidVectors(),
     ...dsseVectors(),
     ...chainVectors(),
     ...amountVectors(),
