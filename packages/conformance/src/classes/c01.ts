@@ -132,6 +132,17 @@ function strictParseVectors(): Vector[] {
     ["comment", '{"a":1 /* c */}', "InvalidJson"],
     ["leading-zero", '{"a":01}', "InvalidJson"],
     ["too-deep", "[".repeat(65) + "]".repeat(65), "TooDeep"],
+    ["too-deep-objects", '{"a":'.repeat(65) + "1" + "}".repeat(65), "TooDeep"],
+    // §2.1: a number is an integer by its text; a fraction or exponent is refused whatever its value.
+    ["exponent-one", '{"a":1e0}', "UnsafeNumber"],
+    ["exponent-upper", '{"a":1E2}', "UnsafeNumber"],
+    ["fraction-zero", '{"a":1.0}', "UnsafeNumber"],
+    ["underflow-to-zero", '{"a":1e-400}', "UnsafeNumber"],
+    ["huge-negative-exponent", '{"a":123e-10000000}', "UnsafeNumber"],
+    ["fraction-rounds-to-integer", '{"a":1.0000000000000001}', "UnsafeNumber"],
+    ["half-below-safe-max", '{"a":9007199254740990.5}', "UnsafeNumber"],
+    ["safe-max-plus-one", '{"a":9007199254740992}', "UnsafeNumber"],
+    ["long-integer", `{"a":1${"0".repeat(400)}}`, "UnsafeNumber"],
   ];
   return [
     okCase(
@@ -141,6 +152,22 @@ function strictParseVectors(): Vector[] {
       "json.parse_strict",
       { text: '{"n":9007199254740991,"m":-9007199254740991}' },
       { canonical: '{"m":-9007199254740991,"n":9007199254740991}' },
+    ),
+    okCase(
+      C,
+      "c1-parse-negative-zero",
+      "-0 is an integer by its text; it reads as 0",
+      "json.parse_strict",
+      { text: '{"a":-0}' },
+      { canonical: '{"a":0}' },
+    ),
+    okCase(
+      C,
+      "c1-parse-depth-64",
+      "nesting of exactly 64 is accepted",
+      "json.parse_strict",
+      { text: "[".repeat(64) + "]".repeat(64) },
+      { canonical: "[".repeat(64) + "]".repeat(64) },
     ),
     okCase(
       C,
@@ -162,7 +189,6 @@ function canonicalFormVectors(): Vector[] {
     ["whitespace", '{"a": [1,"x",null,true],"b":{"c":"é"}}'],
     ["key-order", '{"b":{"c":"é"},"a":[1,"x",null,true]}'],
     ["escaped-letter", '{"a":[1,"\\u0078",null,true],"b":{"c":"é"}}'],
-    ["exponent", '{"a":[1e0,"x",null,true],"b":{"c":"é"}}'],
     ["negative-zero", '{"a":[-0,"x",null,true],"b":{"c":"é"}}'],
     ["trailing-newline", good + "\n"],
   ];
@@ -174,6 +200,15 @@ function canonicalFormVectors(): Vector[] {
       "json.parse_canonical",
       { text: good },
       { address: addressOf(parseStrict(good)) },
+    ),
+    // An exponent is refused by the strict parse (§2.1, by its text) before bytes are compared.
+    errCase(
+      C,
+      "c1-canonical-exponent",
+      "an integer written with an exponent is refused by its text",
+      "json.parse_canonical",
+      { text: '{"a":[1e0,"x",null,true],"b":{"c":"é"}}' },
+      "UnsafeNumber",
     ),
     ...noncanon.map(([id, text]) =>
       errCase(
