@@ -7,7 +7,12 @@ import { sha512 } from "@noble/hashes/sha2.js";
 import { concatBytes, toHex } from "./bytes.ts";
 import { hasCanonicalForm, isCanonicalPoint, isSmallOrderEncoding, publicKeyRefusal } from "./edpoint.ts";
 
-/** The operations the wire layer needs from an Ed25519 implementation. */
+/**
+ * The operations the wire layer needs from an Ed25519 implementation. `verify` is asked only after
+ * ed25519Refusal has checked the encodings, orders and S of §2.4; it MUST then compute the
+ * cofactorless equation [S]B = R + [k]A. Callers verify through verifyEd25519 or ed25519Refusal,
+ * never a backend directly: the backends alone disagree on the edge cases.
+ */
 export interface Ed25519Backend {
   readonly name: string;
   publicKey(seed: Uint8Array): Uint8Array;
