@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { ed25519 as noble } from "@noble/curves/ed25519.js";
+import { sha512 } from "@noble/hashes/sha2.js";
 import {
   didKeyFromPublicKey,
   ed25519,
@@ -131,6 +132,95 @@ test("random keys and signatures: both backends give the same code", () => {
         assert.equal(verdict(ed25519, pk, m, sig), verdict(nobleBackend, pk, m, sig));
       },
     ),
+    { numRuns: 150 },
+  );
+});
+
+// The rule of §2.4 restated literally: RFC 8032 §5.1.3 decoding in field arithmetic, order by
+// multiplying by 8, the equation by double-and-add. Slow, and shares nothing with src but noble's
+// point addition.
+const P = 2n ** 255n - 19n;
+const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+const D = (-121665n * inverse(121666n)) % P;
+const SQRT_M1 = pow(2n, (P - 1n) / 4n);
+function pow(b: bigint, e: bigint): bigint {
+  let r = 1n;
+  for (let x = ((b % P) + P) % P, n = e; n > 0n; n >>= 1n, x = (x * x) % P) if (n & 1n) r = (r * x) % P;
+  return r;
+}
+function inverse(x: bigint): bigint {
+  return pow(x, P - 2n);
+}
+function le(b: Uint8Array): bigint {
+  let n = 0n;
+  for (let i = b.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(b[i]!);
+  return n;
+}
+type Pt = InstanceType<typeof noble.Point>;
+function decode(b: Uint8Array): Pt | null {
+  const y = le(b) & ((1n << 255n) - 1n);
+  const sign = le(b) >> 255n;
+  if (b.length !== 32 || y >= P) return null;
+  const x2 = (((((y * y - 1n) % P) + P) % P) * inverse((D * y * y + 1n) % P)) % P;
+  let x = pow(x2, (P + 3n) / 8n);
+  if ((x * x) % P !== x2) x = (x * SQRT_M1) % P;
+  if ((x * x) % P !== x2) return null;
+  if (x === 0n && sign === 1n) return null;
+  if ((x & 1n) !== sign) x = P - x;
+  return noble.Point.fromAffine({ x, y });
+}
+function times(p: Pt, n: bigint): Pt {
+  let acc = noble.Point.ZERO;
+  for (let q = p, m = n; m > 0n; m >>= 1n, q = q.double()) if (m & 1n) acc = acc.add(q);
+  return acc;
+}
+function literalRule(a: Uint8Array, m: Uint8Array, sig: Uint8Array): string {
+  const A = decode(a);
+  if (!A) return "NonCanonicalKey";
+  if (times(A, 8n).is0()) return "SmallOrderKey";
+  if (sig.length !== 64) return "BadSignature";
+  const R = decode(sig.subarray(0, 32));
+  if (!R) return "NonCanonicalR";
+  if (times(R, 8n).is0()) return "SmallOrderR";
+  const S = le(sig.subarray(32));
+  if (S >= L) return "NonCanonicalS";
+  const k = le(sha512(Uint8Array.from([...sig.subarray(0, 32), ...a, ...m]))) % L;
+  return times(noble.Point.BASE, S).equals(R.add(times(A, k))) ? "ok" : "BadSignature";
+}
+
+test("ed25519Refusal equals a literal restatement of the rule, on both backends", () => {
+  for (const [n, v] of vectors.entries()) {
+    const [a, m, s] = [fromHex(v.input.public_key), fromHex(v.input.message), fromHex(v.input.signature)];
+    assert.equal(literalRule(a, m, s), v.expect === "ok" ? "ok" : v.expect.error, `#${n} ${v.id} literal`);
+  }
+  const k = keyPairFromSeed(new Uint8Array(32).fill(9));
+  const msg = Uint8Array.of(1, 2, 3);
+  const good = ed25519.sign(k.seed, msg);
+  const torsion = [...SMALL_ORDER_ENCODINGS].map(fromHex);
+  const point = fc.oneof(
+    fc.constant(k.publicKey),
+    fc.constantFrom(...torsion),
+    fc.uint8Array({ minLength: 32, maxLength: 32 }),
+    fc
+      .uint8Array({ minLength: 32, maxLength: 32 })
+      .map((b) => b.map((x, i) => (i === 0 ? 0xe0 | (x & 31) : i === 31 ? 0x7f | (x & 0x80) : 0xff))),
+  );
+  const r = fc.oneof(fc.constant(good.subarray(0, 32)), point);
+  const sScalar = fc.oneof(
+    fc.constant(good.subarray(32)),
+    fc.constant(
+      Uint8Array.from(
+        Buffer.from((le(good.subarray(32)) + L).toString(16).padStart(64, "0"), "hex").reverse(),
+      ),
+    ),
+    fc.uint8Array({ minLength: 32, maxLength: 32 }),
+  );
+  fc.assert(
+    fc.property(point, r, sScalar, (a, rb, sb) => {
+      const sig = Uint8Array.from([...rb, ...sb]);
+      const want = literalRule(a, msg, sig);
+      for (const b of backends) assert.equal(verdict(b, a, msg, sig), want, b.name);
+    }),
     { numRuns: 150 },
   );
 });
