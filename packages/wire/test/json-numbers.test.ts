@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { canonicalize, parseStrict, WireError, type Json } from "@sbx/wire";
+import { canonicalize, parseCanonical, parseStrict, utf8, WireError, type Json } from "@sbx/wire";
 
 const SAFE = 2n ** 53n - 1n;
 
@@ -153,6 +153,12 @@ test("depth: TooDeep exactly past the caller's limit, whatever the limit (§2.9)
   assert.equal(depth, 100_000);
   assert.equal(outcome("[".repeat(100_000) + "]".repeat(100_000), { maxDepth: 99_999 }), "TooDeep");
   assert.equal(outcome("[".repeat(1_000_000), { maxDepth: Infinity }), "InvalidJson");
+  // parseCanonical re-serialises, and the serialiser's own limit is 64: coded, never an overflow.
+  const deep = utf8("[".repeat(100_000) + "]".repeat(100_000));
+  assert.throws(
+    () => parseCanonical(deep, { maxDepth: 1e6 }),
+    (e: unknown) => e instanceof WireError && e.code === "TooDeep",
+  );
   assert.throws(() => parseStrict("[]", { maxDepth: Number.NaN }), RangeError);
   assert.throws(() => parseStrict("[]", { maxDepth: -1 }), RangeError);
 });
