@@ -18,6 +18,7 @@ import { randomFillSync } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  addressOf,
   blake3,
   canonicalBytes,
   concatBytes,
@@ -38,7 +39,9 @@ import { snapshotDir } from "@sbx/host/snapshot";
 import { gbps, rate, row, timeCommand, timeRuns } from "./measure.ts";
 
 const MiB = 1024 * 1024;
-const UNIT = digestBytes(utf8("bench-unit"));
+// The unit descriptor the attestations name (their subject, §7.1), and its address.
+const UNIT_DESCRIPTOR = { bench: "unit" };
+const UNIT = addressOf(UNIT_DESCRIPTOR);
 const GRANTS = digestBytes(utf8("bench-grants"));
 const exec = (i: number): Segment => ({ kind: "executed", attestation: digestBytes(utf8(`att ${i}`)) });
 
@@ -105,6 +108,7 @@ async function fullBench(dir: string): Promise<void> {
         run_head: head,
       },
       host,
+      UNIT_DESCRIPTOR,
     );
     envs.push(env);
     head = await store.appendSegment(id, head, { kind: "executed", attestation: await store.putSigned(env) });

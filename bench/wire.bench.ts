@@ -9,7 +9,15 @@ import { join } from "node:path";
 import { blake3 as napiBlake3 } from "@napi-rs/blake-hash";
 import { blake3 as nobleBlake3 } from "@noble/hashes/blake3.js";
 import { createBLAKE3 } from "hash-wasm";
-import { blake3, createBlake3Chunk, ed25519, nobleBackend, testKey, SMALL_INPUT_MAX } from "@sbx/wire";
+import {
+  blake3,
+  createBlake3Chunk,
+  ed25519,
+  ed25519Refusal,
+  nobleBackend,
+  testKey,
+  SMALL_INPUT_MAX,
+} from "@sbx/wire";
 import { gbps, rate, row, timeCommand, timeRuns } from "./measure.ts";
 
 const MiB = 1024 * 1024;
@@ -101,7 +109,14 @@ export default async function wireBench(): Promise<void> {
       timeRuns(5, () => {
         for (let i = 0; i < reps; i++) b.verify(k.publicKey, msg, sig);
       });
+    // §2.4: the rule's checks (canonical A and R, neither of small order, S < L) before the backend.
+    const ruleRate =
+      reps /
+      timeRuns(5, () => {
+        for (let i = 0; i < reps; i++) ed25519Refusal(k.publicKey, msg, sig, b);
+      });
     row(`  ${b.name} sign`, rate(signRate));
     row(`  ${b.name} verify`, rate(verifyRate));
+    row(`  §2.4 rule, then ${b.name}`, rate(ruleRate), ruleRate / verifyRate, `${b.name} verify`);
   }
 }

@@ -78,7 +78,7 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
     `unit_id ${id}: python3 hashing 100,000 times (level S0: this demo runs a plain child process, no sandbox)`,
   );
   const domain = stewardDomain(steward.did);
-  const base = { hostKey: host, unitId: id, grantsId, manifest, policy, level: "S0" as const };
+  const base = { hostKey: host, unitId: id, unit, grantsId, manifest, policy, level: "S0" as const };
   const a = await runUnit({ ...base, argv, cwd: dir, watch: dir, audit: firstLink(domain) });
   check(a.outcome.status === "exited" && a.outcome.exit_code === 0, "the command ran and exited 0");
   showRun(ctx, a);

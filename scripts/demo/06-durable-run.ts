@@ -24,7 +24,8 @@ import { runCli } from "@sbx/cli";
 import { check, type DemoContext } from "./context.ts";
 
 const host = testKey("host");
-const unit = addressOf({ demo: "06-durable-run unit descriptor", nonce: "demo-6" });
+const unitDescriptor = { demo: "06-durable-run unit descriptor", nonce: "demo-6" };
+const unit = addressOf(unitDescriptor);
 const grants = addressOf({ demo: "06-durable-run grant set" });
 const policy = addressOf({ demo: "no exec policy" });
 const offer: HostOffer = {
@@ -64,6 +65,7 @@ async function execute(
     watch: ws,
     hostKey: host,
     unitId: unit,
+    unit: unitDescriptor,
     grantsId: grants,
     manifest: m.address,
     policy,

@@ -138,7 +138,8 @@ function refusedCode(f: () => unknown, code: string): string {
 }
 
 async function runFleetUnit(store: FileStore, i: number): Promise<void> {
-  const unit = addressOf({ demo: "09 fleet unit", i });
+  const unitDescriptor = { demo: "09 fleet unit", i };
+  const unit = addressOf(unitDescriptor);
   const grants = addressOf({ demo: "09 fleet grants" });
   const ws = join(store.root, "..", `ws9-${i}`);
   mkdirSync(ws, { recursive: true });
@@ -148,6 +149,7 @@ async function runFleetUnit(store: FileStore, i: number): Promise<void> {
     cwd: ws,
     hostKey: host,
     unitId: unit,
+    unit: unitDescriptor,
     grantsId: grants,
     manifest,
     policy,

@@ -1,4 +1,5 @@
 // §2.5 Principals: did:key identifiers of Ed25519 keys (multicodec 0xed01, multibase base58btc 'z').
+import { publicKeyRefusal } from "./edpoint.ts";
 import { WireError } from "./errors.ts";
 
 const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -38,9 +39,8 @@ export function base58btcDecode(s: string): Uint8Array | null {
   return Uint8Array.from([...new Array<number>(zeros).fill(0), ...body]);
 }
 
-/** didKeyFromPublicKey returns `did:key:z…` for a 32-byte Ed25519 public key (§2.5). */
-export function didKeyFromPublicKey(publicKey: Uint8Array): string {
-  if (publicKey.length !== 32) throw new RangeError("didKeyFromPublicKey: public key must be 32 bytes");
+/** encodeDidKey writes the did:key text of 32 bytes, whatever they are. */
+function encodeDidKey(publicKey: Uint8Array): string {
   const mc = new Uint8Array(34);
   mc[0] = 0xed;
   mc[1] = 0x01;
@@ -48,11 +48,28 @@ export function didKeyFromPublicKey(publicKey: Uint8Array): string {
   return "did:key:z" + base58btcEncode(mc);
 }
 
+/** refuseKey throws `BadDidKey` for a key the Ed25519 rule of §2.4 refuses (its code in the message). */
+function refuseKey(publicKey: Uint8Array): void {
+  const why = publicKeyRefusal(publicKey);
+  if (why) throw new WireError("BadDidKey", `the key is refused by §2.4 (${why})`);
+}
+
+/**
+ * didKeyFromPublicKey returns `did:key:z…` for a 32-byte Ed25519 public key (§2.5). Throws
+ * `BadDidKey` for a key §2.4 refuses: not the canonical encoding of a curve point, or of small order.
+ */
+export function didKeyFromPublicKey(publicKey: Uint8Array): string {
+  if (publicKey.length !== 32) throw new RangeError("didKeyFromPublicKey: public key must be 32 bytes");
+  refuseKey(publicKey);
+  return encodeDidKey(publicKey);
+}
+
 const decoded = new Map<string, Uint8Array>();
 
 /**
  * publicKeyFromDidKey returns the Ed25519 public key a did:key names (§2.5). Throws `BadDidKey` for
- * any other method, multibase, multicodec or length, and for a non-canonical encoding.
+ * any other method, multibase, multicodec or length, for a non-canonical encoding of the did, and
+ * for a key §2.4 refuses (not a canonical curve point encoding, or of small order).
  */
 export function publicKeyFromDidKey(did: unknown): Uint8Array {
   if (typeof did !== "string") throw new WireError("BadDidKey", "did:key must be a string");
@@ -64,7 +81,8 @@ export function publicKeyFromDidKey(did: unknown): Uint8Array {
   if (mc?.length !== 34 || mc[0] !== 0xed || mc[1] !== 0x01)
     throw new WireError("BadDidKey", "did:key is not a 32-byte Ed25519 key (multicodec 0xed01)");
   const pk = mc.slice(2);
-  if (didKeyFromPublicKey(pk) !== did) throw new WireError("BadDidKey", "did:key is not canonically encoded");
+  if (encodeDidKey(pk) !== did) throw new WireError("BadDidKey", "did:key is not canonically encoded");
+  refuseKey(pk);
   if (decoded.size > 4096) decoded.clear();
   decoded.set(did, pk);
   return pk;

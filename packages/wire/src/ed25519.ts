@@ -1,10 +1,18 @@
 // §2.4 Ed25519 (RFC 8032) behind one small interface: node:crypto on Node, @noble/curves elsewhere.
-// Both refuse a signature whose S is not below the group order L (RFC 8032 §5.1.7); the check is
-// also made here, before either backend runs, so no backend can be laxer than the spec.
+// The rule of §2.4 (RFC 8032 §5.1.7, strict) is checked here, before either backend is asked:
+// canonical A and R, neither of small order, S < L. The backends then compute the cofactorless
+// equation [S]B = R + [k]A, so every backend gives one answer for every signature.
 import { ed25519 as noble } from "@noble/curves/ed25519.js";
+import { sha512 } from "@noble/hashes/sha2.js";
 import { concatBytes, toHex } from "./bytes.ts";
+import { hasCanonicalForm, isCanonicalPoint, isSmallOrderEncoding, publicKeyRefusal } from "./edpoint.ts";
 
-/** The operations the wire layer needs from an Ed25519 implementation. */
+/**
+ * The operations the wire layer needs from an Ed25519 implementation. `verify` is asked only after
+ * ed25519Refusal has checked the encodings, orders and S of §2.4; it MUST then compute the
+ * cofactorless equation [S]B = R + [k]A. Callers verify through verifyEd25519 or ed25519Refusal,
+ * never a backend directly: the backends alone disagree on the edge cases.
+ */
 export interface Ed25519Backend {
   readonly name: string;
   publicKey(seed: Uint8Array): Uint8Array;
@@ -64,14 +72,39 @@ function nodeBackend(c: NodeCrypto): Ed25519Backend {
   };
 }
 
-/** nobleBackend is the portable fallback (browsers), strict RFC 8032 verification (no ZIP-215). */
+/** littleEndian reads bytes as an unsigned little-endian integer. */
+function littleEndian(b: Uint8Array): bigint {
+  let n = 0n;
+  for (let i = b.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(b[i]!);
+  return n;
+}
+
+const L_BIG = 2n ** 252n + 27742317777372353535851937790883648493n;
+
+/**
+ * cofactorless checks [S]B = R + [k]A with k = SHA-512(R ‖ A ‖ M) mod L on @noble/curves points
+ * (RFC 8032 §5.1.7 without the optional cofactor): the equation node:crypto computes. noble's own
+ * `verify` multiplies by the cofactor, and so accepts signatures that node refuses.
+ */
+function cofactorless(p: Uint8Array, msg: Uint8Array, sig: Uint8Array): boolean {
+  if (sig.length !== 64) return false;
+  const rBytes = sig.subarray(0, 32);
+  const s = littleEndian(sig.subarray(32));
+  if (s >= L_BIG) return false;
+  const A = noble.Point.fromBytes(p, false);
+  const R = noble.Point.fromBytes(rBytes, false);
+  const k = littleEndian(sha512(concatBytes(rBytes, p, msg))) % L_BIG;
+  return noble.Point.BASE.multiplyUnsafe(s).equals(R.add(A.multiplyUnsafe(k)));
+}
+
+/** nobleBackend is the portable fallback (browsers): RFC 8032 §5.1.7, cofactorless, no ZIP-215. */
 export const nobleBackend: Ed25519Backend = {
   name: "@noble/curves",
   publicKey: (seed) => noble.getPublicKey(seed),
   sign: (seed, msg) => noble.sign(msg, seed),
   verify(p, msg, sig) {
     try {
-      return noble.verify(sig, msg, p, { zip215: false });
+      return cofactorless(p, msg, sig);
     } catch {
       return false;
     }
@@ -105,8 +138,37 @@ export function isCanonicalS(sig: Uint8Array): boolean {
   return false;
 }
 
-/** verifyEd25519 checks lengths and S < L, then the backend's verification. */
+/** Why §2.4 refuses an Ed25519 signature, in the order the checks are made. */
+export type Ed25519Refusal =
+  "NonCanonicalKey" | "SmallOrderKey" | "NonCanonicalR" | "SmallOrderR" | "NonCanonicalS" | "BadSignature";
+
+/**
+ * ed25519Refusal applies the rule of §2.4 and returns the first refusal, or null when the
+ * signature is valid. In order: A is the canonical encoding of a curve point (`NonCanonicalKey`)
+ * not of small order (`SmallOrderKey`); the signature is 64 bytes (`BadSignature`); R is a canonical
+ * point encoding (`NonCanonicalR`) not of small order (`SmallOrderR`); S < L (`NonCanonicalS`); and
+ * last the cofactorless equation [S]B = R + [k]A, computed by `backend` (`BadSignature`).
+ */
+export function ed25519Refusal(
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+  backend: Ed25519Backend = ed25519,
+): Ed25519Refusal | null {
+  const key = publicKeyRefusal(publicKey);
+  if (key) return key;
+  if (signature.length !== 64) return "BadSignature";
+  const r = signature.subarray(0, 32);
+  if (!hasCanonicalForm(r)) return "NonCanonicalR";
+  if (isSmallOrderEncoding(r)) return "SmallOrderR";
+  // Whether R is on the curve costs a square root: asked only on the way to a refusal, since a
+  // signature the equation accepts has an R that decodes.
+  if (!isCanonicalS(signature)) return isCanonicalPoint(r) ? "NonCanonicalS" : "NonCanonicalR";
+  if (backend.verify(publicKey, message, signature)) return null;
+  return isCanonicalPoint(r) ? "BadSignature" : "NonCanonicalR";
+}
+
+/** verifyEd25519 reports whether a signature is valid under the rule of §2.4 (ed25519Refusal). */
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (publicKey.length !== 32 || signature.length !== 64 || !isCanonicalS(signature)) return false;
-  return ed25519.verify(publicKey, message, signature);
+  return ed25519Refusal(publicKey, message, signature) === null;
 }

@@ -18,7 +18,7 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constr
 export interface ParseLimits {
   /** Largest input in bytes (default 16 MiB). */
   readonly maxBytes?: number;
-  /** Deepest nesting of arrays and objects (default 64). */
+  /** Deepest nesting of arrays and objects (default 64); any number ≥ 0, none overflows the stack. */
   readonly maxDepth?: number;
   /** "integers" (default: protocol numbers are safe integers) or "doubles" (any finite number). */
   readonly numbers?: NumberMode;
@@ -81,9 +81,12 @@ export function canonicalBytes(value: unknown): Uint8Array {
 /**
  * parseStrict parses JSON text or UTF-8 bytes (§2.1), refusing duplicate keys (`DuplicateKey`),
  * `__proto__`/`constructor`/`prototype` keys (`ForbiddenKey`), lone surrogates (`LoneSurrogate`),
- * numbers outside the I-JSON safe range or fractional ones unless allowed (`UnsafeNumber`),
- * oversize input (`OversizeInput`), deep nesting (`TooDeep`), bad UTF-8 (`InvalidUtf8`) and any
- * syntax error (`InvalidJson`). Objects are built with a null prototype.
+ * in integer mode (the default) a number whose text has a fraction or an exponent or writes an
+ * integer outside the I-JSON safe range, in doubles mode one that overflows (`UnsafeNumber`),
+ * oversize input (`OversizeInput`), nesting deeper than `maxDepth` (`TooDeep`, whatever the
+ * limit: the parser does not recurse), bad UTF-8 (`InvalidUtf8`) and any syntax error
+ * (`InvalidJson`). Objects are built with a null prototype. RangeError for a negative or NaN
+ * `maxDepth`.
  */
 export function parseStrict(input: string | Uint8Array, limits: ParseLimits = {}): Json {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -100,7 +103,9 @@ export function parseStrict(input: string | Uint8Array, limits: ParseLimits = {}
       throw new WireError("InvalidUtf8", "input is not UTF-8", { cause });
     }
   }
-  return new Parser(text, limits.maxDepth ?? DEFAULT_MAX_DEPTH, limits.numbers ?? "integers").document();
+  const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!(maxDepth >= 0)) throw new RangeError("parseStrict: limits.maxDepth must be a number ≥ 0");
+  return new Parser(text, maxDepth, limits.numbers ?? "integers").document();
 }
 
 /**
@@ -114,9 +119,16 @@ export function parseCanonical(bytes: Uint8Array, limits: ParseLimits = {}): Jso
   return value;
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+// RFC 8259 §6 number syntax; group 1 is the fraction and group 2 the exponent.
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
 
-/** A recursive-descent parser over RFC 8259 JSON text. */
+/** An array or object still open while the parser reads its members. */
+type Open = { readonly arr: Json[] } | { readonly obj: JsonObject; key: string };
+
+/**
+ * A parser over RFC 8259 JSON text. It keeps open arrays and objects on a list of its own, not on
+ * the call stack, so no depth limit a caller sets can overflow the stack: deep input is `TooDeep`.
+ */
 class Parser {
   private i = 0;
   constructor(
@@ -127,7 +139,7 @@ class Parser {
 
   document(): Json {
     this.ws();
-    const v = this.value(0);
+    const v = this.value();
     this.ws();
     if (this.i !== this.s.length) this.fail("trailing text");
     return v;
@@ -146,10 +158,74 @@ class Parser {
     }
   }
 
-  private value(depth: number): Json {
+  /** value reads one value, nested to any depth up to maxDepth, without recursion. */
+  private value(): Json {
+    const open: Open[] = [];
+    for (;;) {
+      let v = this.scalarOrOpen(open);
+      if (v === undefined) continue; // a container was opened: read its first member
+      for (;;) {
+        const top = open[open.length - 1];
+        if (!top) return v;
+        if ("arr" in top) top.arr.push(v);
+        else top.obj[top.key] = v;
+        if (this.next(top)) break;
+        open.pop();
+        v = "arr" in top ? top.arr : top.obj;
+      }
+    }
+  }
+
+  /**
+   * scalarOrOpen reads a scalar, or an empty array or object; or opens a non-empty one, pushing it
+   * on `open` and returning undefined.
+   */
+  private scalarOrOpen(open: Open[]): Json | undefined {
     const c = this.s[this.i];
-    if (c === "{") return this.object(depth + 1);
-    if (c === "[") return this.array(depth + 1);
+    if (c !== "[" && c !== "{") return this.scalar(c);
+    if (open.length + 1 > this.maxDepth)
+      throw new WireError("TooDeep", `nesting deeper than ${this.maxDepth}`);
+    this.i++;
+    this.ws();
+    if (c === "[") {
+      if (this.s[this.i] !== "]") return void open.push({ arr: [] });
+      this.i++;
+      return [];
+    }
+    const obj = Object.create(null) as JsonObject;
+    if (this.s[this.i] !== "}") return void open.push({ obj, key: this.memberName(obj) });
+    this.i++;
+    return obj;
+  }
+
+  /**
+   * next reads what follows a member of `top`: a comma (then the next member name, for an object)
+   * and returns true; or the closing bracket and returns false.
+   */
+  private next(top: Open): boolean {
+    this.ws();
+    const c = this.s[this.i++];
+    const close = "arr" in top ? "]" : "}";
+    if (c === close) return false;
+    if (c !== ",") this.fail(`expected , or ${close}`);
+    this.ws();
+    if (!("arr" in top)) top.key = this.memberName(top.obj);
+    return true;
+  }
+
+  /** memberName reads `"name" :`, refusing forbidden and duplicate names, and the space after. */
+  private memberName(obj: JsonObject): string {
+    if (this.s[this.i] !== '"') this.fail("expected a member name");
+    const key = this.string();
+    if (FORBIDDEN_KEYS.has(key)) throw new WireError("ForbiddenKey", `key ${JSON.stringify(key)} is refused`);
+    if (Object.hasOwn(obj, key)) throw new WireError("DuplicateKey", `duplicate key ${JSON.stringify(key)}`);
+    this.ws();
+    if (this.s[this.i++] !== ":") this.fail("expected :");
+    this.ws();
+    return key;
+  }
+
+  private scalar(c: string | undefined): Json {
     if (c === '"') return this.string();
     if (c === "t") return this.literal("true", true);
     if (c === "f") return this.literal("false", false);
@@ -163,15 +239,27 @@ class Parser {
     return v;
   }
 
+  /**
+   * number reads a number token. In integer mode it is judged by its text, never by a rounded
+   * value: a fraction or an exponent is refused whatever it evaluates to (`1.0`, `1e0`, `1e-400`),
+   * and the integer it writes must lie in −(2⁵³−1) … 2⁵³−1 (`UnsafeNumber`); `-0` reads as 0.
+   */
   private number(): number {
     NUMBER.lastIndex = this.i;
     const m = NUMBER.exec(this.s);
     if (!m) this.fail("unexpected token");
-    this.i += m[0].length;
-    const n = Number(m[0]);
-    if (!Number.isFinite(n)) throw new WireError("UnsafeNumber", `number ${m[0]} overflows`);
-    if (this.numbers === "integers" && !Number.isSafeInteger(n))
-      throw new WireError("UnsafeNumber", `${m[0]} is not an integer in the I-JSON safe range`);
+    const text = m[0];
+    this.i += text.length;
+    if (this.numbers === "integers") {
+      if (m[1] !== undefined || m[2] !== undefined)
+        throw new WireError("UnsafeNumber", `${text.slice(0, 40)} is not an integer by its text`);
+      const n = text.length <= 17 ? Number(text) : Infinity;
+      if (!Number.isSafeInteger(n))
+        throw new WireError("UnsafeNumber", `${text.slice(0, 40)} is outside the I-JSON safe range`);
+      return n === 0 ? 0 : n;
+    }
+    const n = Number(text);
+    if (!Number.isFinite(n)) throw new WireError("UnsafeNumber", `number ${text.slice(0, 40)} overflows`);
     return n;
   }
 
@@ -226,53 +314,6 @@ class Parser {
       default:
         this.i -= 2;
         return this.fail("bad escape");
-    }
-  }
-
-  private array(depth: number): Json[] {
-    if (depth > this.maxDepth) throw new WireError("TooDeep", `nesting deeper than ${this.maxDepth}`);
-    this.i++;
-    const out: Json[] = [];
-    this.ws();
-    if (this.s[this.i] === "]") {
-      this.i++;
-      return out;
-    }
-    for (;;) {
-      this.ws();
-      out.push(this.value(depth));
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === "]") return out;
-      if (c !== ",") this.fail("expected , or ]");
-    }
-  }
-
-  private object(depth: number): JsonObject {
-    if (depth > this.maxDepth) throw new WireError("TooDeep", `nesting deeper than ${this.maxDepth}`);
-    this.i++;
-    const out = Object.create(null) as JsonObject;
-    this.ws();
-    if (this.s[this.i] === "}") {
-      this.i++;
-      return out;
-    }
-    for (;;) {
-      this.ws();
-      if (this.s[this.i] !== '"') this.fail("expected a member name");
-      const key = this.string();
-      if (FORBIDDEN_KEYS.has(key))
-        throw new WireError("ForbiddenKey", `key ${JSON.stringify(key)} is refused`);
-      if (Object.hasOwn(out, key))
-        throw new WireError("DuplicateKey", `duplicate key ${JSON.stringify(key)}`);
-      this.ws();
-      if (this.s[this.i++] !== ":") this.fail("expected :");
-      this.ws();
-      out[key] = this.value(depth);
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === "}") return out;
-      if (c !== ",") this.fail("expected , or }");
     }
   }
 }

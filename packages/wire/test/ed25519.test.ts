@@ -7,6 +7,7 @@ import {
   base58btcEncode,
   didKeyFromPublicKey,
   ed25519,
+  ed25519Refusal,
   fromHex,
   keyPairFromSeed,
   nobleBackend,
@@ -42,6 +43,11 @@ for (const backend of [ed25519, nobleBackend]) {
       }
       assert.equal(backend.verify(pk, msg, sig), c.expect === "valid", `${c.id} backend verify`);
       assert.equal(verifyEd25519(pk, msg, sig), c.expect === "valid", `${c.id} verifyEd25519`);
+      assert.equal(
+        ed25519Refusal(pk, msg, sig, backend) ?? "ok",
+        c.expect === "valid" ? "ok" : "NonCanonicalS",
+        c.id,
+      );
     }
   });
 }
@@ -57,7 +63,8 @@ test("did:key round trip and known form", () => {
   assert.match(k.did, /^did:key:z6Mk/);
   assert.deepEqual(publicKeyFromDidKey(k.did), k.publicKey);
   fc.assert(
-    fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (pk) => {
+    fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (seed) => {
+      const pk = keyPairFromSeed(seed).publicKey;
       assert.deepEqual(publicKeyFromDidKey(didKeyFromPublicKey(pk)), pk);
     }),
   );

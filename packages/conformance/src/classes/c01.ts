@@ -6,7 +6,9 @@ import {
   addressOf,
   canonicalize,
   chainHeads,
+  base58btcEncode,
   didKeyFromPublicKey,
+  ed25519Refusal,
   digestBytes,
   fromHex,
   isDigest,
@@ -20,12 +22,12 @@ import {
   testKey,
   toHex,
   utf8,
-  verifyEd25519,
   WireError,
   type Json,
   type JsonObject,
 } from "@sbx/wire";
 import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
+import { ed25519EdgeCases, refusedKeys } from "../generate/ed25519edge.ts";
 import { key } from "../generate/keys.ts";
 import { testdataDir } from "../paths.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
@@ -58,16 +60,15 @@ const ops: Record<string, Handler> = {
     return { digest: digestBytes(data) };
   },
   "digest.address": (i) => ({ address: addressOf(obj(i).value) }),
+  // §2.4: the first refusal of the Ed25519 rule, by its code.
   "ed25519.verify": (i) => {
     const o = obj(i);
-    if (
-      !verifyEd25519(
-        fromHex(field(o, "public_key")),
-        fromHex(field(o, "message")),
-        fromHex(field(o, "signature")),
-      )
-    )
-      throw new WireError("BadSignature", "signature does not verify");
+    const why = ed25519Refusal(
+      fromHex(field(o, "public_key")),
+      fromHex(field(o, "message")),
+      fromHex(field(o, "signature")),
+    );
+    if (why) throw new WireError(why, "signature refused by the rule of §2.4");
     return null;
   },
   "didkey.encode": (i) => ({ did: didKeyFromPublicKey(fromHex(field(obj(i), "public_key"))) }),
@@ -131,6 +132,17 @@ function strictParseVectors(): Vector[] {
     ["comment", '{"a":1 /* c */}', "InvalidJson"],
     ["leading-zero", '{"a":01}', "InvalidJson"],
     ["too-deep", "[".repeat(65) + "]".repeat(65), "TooDeep"],
+    ["too-deep-objects", '{"a":'.repeat(65) + "1" + "}".repeat(65), "TooDeep"],
+    // §2.1: a number is an integer by its text; a fraction or exponent is refused whatever its value.
+    ["exponent-one", '{"a":1e0}', "UnsafeNumber"],
+    ["exponent-upper", '{"a":1E2}', "UnsafeNumber"],
+    ["fraction-zero", '{"a":1.0}', "UnsafeNumber"],
+    ["underflow-to-zero", '{"a":1e-400}', "UnsafeNumber"],
+    ["huge-negative-exponent", '{"a":123e-10000000}', "UnsafeNumber"],
+    ["fraction-rounds-to-integer", '{"a":1.0000000000000001}', "UnsafeNumber"],
+    ["half-below-safe-max", '{"a":9007199254740990.5}', "UnsafeNumber"],
+    ["safe-max-plus-one", '{"a":9007199254740992}', "UnsafeNumber"],
+    ["long-integer", `{"a":1${"0".repeat(400)}}`, "UnsafeNumber"],
   ];
   return [
     okCase(
@@ -140,6 +152,22 @@ function strictParseVectors(): Vector[] {
       "json.parse_strict",
       { text: '{"n":9007199254740991,"m":-9007199254740991}' },
       { canonical: '{"m":-9007199254740991,"n":9007199254740991}' },
+    ),
+    okCase(
+      C,
+      "c1-parse-negative-zero",
+      "-0 is an integer by its text; it reads as 0",
+      "json.parse_strict",
+      { text: '{"a":-0}' },
+      { canonical: '{"a":0}' },
+    ),
+    okCase(
+      C,
+      "c1-parse-depth-64",
+      "nesting of exactly 64 is accepted",
+      "json.parse_strict",
+      { text: "[".repeat(64) + "]".repeat(64) },
+      { canonical: "[".repeat(64) + "]".repeat(64) },
     ),
     okCase(
       C,
@@ -161,7 +189,6 @@ function canonicalFormVectors(): Vector[] {
     ["whitespace", '{"a": [1,"x",null,true],"b":{"c":"é"}}'],
     ["key-order", '{"b":{"c":"é"},"a":[1,"x",null,true]}'],
     ["escaped-letter", '{"a":[1,"\\u0078",null,true],"b":{"c":"é"}}'],
-    ["exponent", '{"a":[1e0,"x",null,true],"b":{"c":"é"}}'],
     ["negative-zero", '{"a":[-0,"x",null,true],"b":{"c":"é"}}'],
     ["trailing-newline", good + "\n"],
   ];
@@ -173,6 +200,15 @@ function canonicalFormVectors(): Vector[] {
       "json.parse_canonical",
       { text: good },
       { address: addressOf(parseStrict(good)) },
+    ),
+    // An exponent is refused by the strict parse (§2.1, by its text) before bytes are compared.
+    errCase(
+      C,
+      "c1-canonical-exponent",
+      "an integer written with an exponent is refused by its text",
+      "json.parse_canonical",
+      { text: '{"a":[1e0,"x",null,true],"b":{"c":"é"}}' },
+      "UnsafeNumber",
     ),
     ...noncanon.map(([id, text]) =>
       errCase(
@@ -231,7 +267,7 @@ function ed25519Vectors(): Vector[] {
             `RFC 8032 §5.1.7: ${c.id} refused`,
             "ed25519.verify",
             input,
-            "BadSignature",
+            c.id === "noncanonical-s" ? "NonCanonicalS" : "BadSignature",
           ),
     );
     out.push(
@@ -257,6 +293,39 @@ function ed25519Vectors(): Vector[] {
     ),
   );
   return out;
+}
+
+// §2.4 edge classes, built from first principles (generate/ed25519edge.ts), verdicts by the rule.
+function ed25519EdgeVectors(): Vector[] {
+  return ed25519EdgeCases().map((c) => {
+    const input = { public_key: c.public_key, message: c.message, signature: c.signature };
+    const id = `c1-ed25519-edge-${c.id}`;
+    return c.expect === "ok"
+      ? okCase(C, id, c.desc, "ed25519.verify", input, null)
+      : errCase(C, id, c.desc, "ed25519.verify", input, c.expect);
+  });
+}
+
+// §2.5: the keys §2.4 refuses have no did:key, neither to decode nor to encode.
+function refusedDidVectors(): Vector[] {
+  return refusedKeys().flatMap(({ why, key: pk }) => [
+    errCase(
+      C,
+      `c1-didkey-decode-refused-${why}`,
+      `did:key of a key §2.4 refuses (${why})`,
+      "didkey.decode",
+      { did: "did:key:z" + base58btcEncode(Uint8Array.from([0xed, 0x01, ...fromHex(pk)])) },
+      "BadDidKey",
+    ),
+    errCase(
+      C,
+      `c1-didkey-encode-refused-${why}`,
+      `no did:key for a key §2.4 refuses (${why})`,
+      "didkey.encode",
+      { public_key: pk },
+      "BadDidKey",
+    ),
+  ]);
 }
 
 function didVectors(): Vector[] {
@@ -518,7 +587,9 @@ export const klass: ConformanceClass = {
     ...canonicalFormVectors(),
     ...blake3Vectors(),
     ...ed25519Vectors(),
+    ...ed25519EdgeVectors(),
     ...didVectors(),
+    ...refusedDidVectors(),
     ...dsseVectors(),
     ...chainVectors(),
     ...amountVectors(),

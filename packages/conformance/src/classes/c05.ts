@@ -2,7 +2,7 @@
 // dropped, every adjacent pair swapped, a stray attestation inserted at every position, a duplicate,
 // splices from another chain and another domain, a fork. Codes are stated here by construction.
 import { isDigest, type Digest, type Envelope, type Json, type JsonObject, type KeyPair } from "@sbx/wire";
-import { attestationAddress, signAttestation } from "@sbx/sandbox-attest/attestation";
+import { attestationAddress } from "@sbx/sandbox-attest/attestation";
 import {
   auditGenesis,
   firstLink,
@@ -14,7 +14,7 @@ import {
 import { errCase, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
-import { d, flip, host, predicate, unlinkedPredicate } from "./c03/fixture.ts";
+import { attest, d, flip, host, predicate, unlinkedPredicate } from "./c03/fixture.ts";
 import { optionalStrings } from "./input.ts";
 
 const C = "C5" as const;
@@ -53,7 +53,7 @@ function chain(n: number, link: AuditLink, tag: string, keys: readonly KeyPair[]
         ? { status: "signaled" as const, signal: "SIGTERM" }
         : { status: "exited" as const, exit_code: i % 2 };
     out.push(
-      signAttestation(
+      attest(
         { ...predicate({ journal: { root: d(`${tag}-journal-${i}`), events: 3 + i }, outcome: exit }), ...l },
         k,
       ),
@@ -167,7 +167,7 @@ function brokenVectors(): Vector[] {
       "AuditReorder",
     ),
   );
-  const stray = signAttestation(
+  const stray = attest(
     { ...predicate({ journal: { root: d("stray"), events: 1 } }), audit_prev: d("elsewhere"), audit_seq: 2 },
     host,
   );
@@ -244,7 +244,7 @@ function spliceVectors(): Vector[] {
 
 /** unlinked returns an attestation of the base predicate with no audit link. */
 function unlinked(): Envelope {
-  return signAttestation(unlinkedPredicate({ level: "S7" }), host);
+  return attest(unlinkedPredicate({ level: "S7" }), host);
 }
 
 export const klass: ConformanceClass = {

@@ -2,7 +2,7 @@
 // journaled (§8), and attested (§7), optionally linked into the steward's audit chain (§7.7) and
 // continuing a run record's head (§13).
 import type { SpawnOptions } from "node:child_process";
-import { envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
+import { addressOf, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
 import type { AuditLink } from "@sbx/sandbox-attest/audit";
 import {
@@ -14,7 +14,7 @@ import {
   type MeterReading,
 } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
-import type { Level } from "@sbx/sandbox-attest/unit";
+import { makeUnit, type Level } from "@sbx/sandbox-attest/unit";
 import { meterCommand, type MeterOptions, type MeteredExit } from "../meter/index.ts";
 import { digestFile, resolveProgram } from "./program.ts";
 import { StreamRecorder } from "./stdio.ts";
@@ -30,6 +30,11 @@ export interface RunUnitOptions {
   /** The host key that signs the receipt and the attestation. */
   readonly hostKey: KeyPair;
   readonly unitId: Digest;
+  /**
+   * The unit descriptor whose address is `unitId`: the attestation's subject carries its BLAKE3 and
+   * SHA-256 (§7.1). Default: makeUnit({ argv, manifest, level }), which must then have that address.
+   */
+  readonly unit?: unknown;
   readonly grantsId: Digest;
   /** Address of the environment manifest (§14) the unit runs under. */
   readonly manifest: Digest;
@@ -84,13 +89,24 @@ export interface RunUnitResult {
  */
 export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   if (o.argv.length === 0) throw new RangeError("runUnit: argv is empty");
+  const unit = unitOf(o);
   const cwd = o.cwd ?? process.cwd();
   const env = o.env ?? process.env;
   const journal = new Journal();
   const prog = resolveProgram(o.argv[0]!, cwd, env.PATH);
   const run =
     "error" in prog ? notStarted(prog.error) : await execute(o, journal, cwd, env, digestFile(prog.path));
-  return seal(o, journal, run);
+  return seal(o, journal, run, unit);
+}
+
+/** unitOf returns the descriptor the attestation names; refuses, before anything runs, one whose address is not unitId. */
+function unitOf(o: RunUnitOptions): unknown {
+  const unit = o.unit ?? makeUnit({ argv: [...o.argv], manifest: o.manifest, level: o.level });
+  if (addressOf(unit) !== o.unitId)
+    throw new RangeError(
+      "runUnit: unitId is not the address of options.unit (default makeUnit({ argv, manifest, level }))",
+    );
+  return unit;
 }
 
 interface Executed {
@@ -189,7 +205,7 @@ function outcomeOf(exit: MeteredExit): Outcome {
   return { status: "exited", exit_code: exit.code ?? 0 };
 }
 
-function seal(o: RunUnitOptions, journal: Journal, run: Executed): RunUnitResult {
+function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown): RunUnitResult {
   const chain = o.energyChain ?? startEnergyChain(o.unitId, o.grantsId);
   const receipt = makeReceipt(chain, run.reading, o.hostKey);
   const receiptAddress = envelopeAddress(receipt.envelope);
@@ -212,7 +228,7 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed): RunUnitResult
     ...(o.audit ?? {}),
     ...(o.runHead ? { run_head: o.runHead } : {}),
   };
-  const attestation = signAttestation(predicate, o.hostKey);
+  const attestation = signAttestation(predicate, o.hostKey, unit);
   return {
     attestation,
     address: envelopeAddress(attestation),

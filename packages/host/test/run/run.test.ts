@@ -15,6 +15,7 @@ const d = (s: string): Digest => addressOf({ run_test: s });
 const base = {
   hostKey,
   unitId: d("unit"),
+  unit: { run_test: "unit" },
   grantsId: d("grants"),
   manifest: d("manifest"),
   policy: d("policy"),

@@ -17,7 +17,9 @@ export interface FixtureRun {
   readonly attestations: readonly Digest[];
 }
 
-const UNIT = digestBytes(utf8("fixture-unit"));
+// The unit descriptor the attestations name (their subject, §7.1), and its address.
+const UNIT_DESCRIPTOR = { fixture: "unit" };
+const UNIT = addressOf(UNIT_DESCRIPTOR);
 const GRANTS = digestBytes(utf8("fixture-grants"));
 
 async function attest(
@@ -42,6 +44,7 @@ async function attest(
       run_head: head,
     },
     testKey("host"),
+    UNIT_DESCRIPTOR,
   );
   return store.putSigned(env);
 }

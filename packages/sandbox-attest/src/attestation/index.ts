@@ -7,8 +7,8 @@ export {
   parseStatement,
   parsePredicate,
 } from "./statement.ts";
-export type { Statement, ExecutionPredicate, Outcome } from "./statement.ts";
-export { buildStatement, signAttestation, attestationAddress } from "./sign.ts";
+export type { Statement, Subject, ExecutionPredicate, Outcome } from "./statement.ts";
+export { buildStatement, signAttestation, attestationAddress, unitSubject } from "./sign.ts";
 export type { PredicateInput } from "./sign.ts";
 export { verifyAttestation, MAX_ATTESTATION_BYTES } from "./verify.ts";
 export type { AttestationExpect, VerifiedAttestation } from "./verify.ts";

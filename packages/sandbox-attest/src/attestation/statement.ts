@@ -37,12 +37,19 @@ export interface ExecutionPredicate {
   readonly run_head?: Digest;
 }
 
+/**
+ * The statement's one subject (§7.1): the unit, by the BLAKE3 (its `unit_id`) and the SHA-256 of
+ * its descriptor's canonical bytes, both as 64 lowercase hex digits.
+ */
+export interface Subject {
+  readonly name: typeof SUBJECT_NAME;
+  readonly digest: { readonly blake3: string; readonly sha256: string };
+}
+
 /** The statement (§7.1). */
 export interface Statement {
   readonly _type: typeof STATEMENT_TYPE;
-  readonly subject: readonly [
-    { readonly name: typeof SUBJECT_NAME; readonly digest: { readonly blake3: string } },
-  ];
+  readonly subject: readonly [Subject];
   readonly predicateType: typeof PREDICATE_TYPE;
   readonly predicate: ExecutionPredicate;
 }
@@ -62,10 +69,13 @@ const REQUIRED = [
 const OPTIONAL = ["audit_prev", "audit_seq", "run_head"] as const;
 
 /**
- * parseStatement checks a statement's shape (§7.1): `_type`, exactly one subject named "unit" whose
- * only digest is `blake3`, the predicate type, and no other member (`BadStatement`); then the
- * predicate (`BadPredicate`, see parsePredicate); and last that the subject digest is the
- * predicate's `unit_id` (`SubjectMismatch`).
+ * parseStatement checks a statement's shape (§7.1, the profile of §7.6): `_type`, exactly one
+ * subject named "unit" with exactly the members `name` and `digest`, whose digest set is exactly
+ * `blake3` and `sha256` (a missing or extra algorithm is refused), each 64 lowercase hex, the
+ * predicate type, and no other member (`BadStatement`); then the predicate (`BadPredicate`, see
+ * parsePredicate); and last that the subject's `blake3` is the predicate's `unit_id`
+ * (`SubjectMismatch`). The `sha256` names the same bytes; a verifier holding the unit descriptor
+ * checks it (verifyAttestation's `unit` binding).
  */
 export function parseStatement(value: unknown): Statement {
   const f = fields("BadStatement");
@@ -75,9 +85,10 @@ export function parseStatement(value: unknown): Statement {
   if (!Array.isArray(o.subject) || o.subject.length !== 1) f.fail("subject must hold exactly one entry");
   const s = f.obj((o.subject as unknown[])[0], "subject[0]", ["name", "digest"]);
   if (s.name !== SUBJECT_NAME) f.fail(`subject[0].name must be "${SUBJECT_NAME}"`);
-  const d = f.obj(s.digest, "subject[0].digest", ["blake3"]);
-  if (typeof d.blake3 !== "string" || !/^[0-9a-f]{64}$/.test(d.blake3))
-    f.fail("subject[0].digest.blake3 must be 64 lowercase hex");
+  const d = f.obj(s.digest, "subject[0].digest", ["blake3", "sha256"]);
+  for (const alg of ["blake3", "sha256"] as const)
+    if (typeof d[alg] !== "string" || !/^[0-9a-f]{64}$/.test(d[alg]))
+      f.fail(`subject[0].digest.${alg} must be 64 lowercase hex`);
   const predicate = parsePredicate(o.predicate);
   if (`blake3:${d.blake3 as string}` !== predicate.unit_id)
     fields("SubjectMismatch").fail("subject digest is not the predicate's unit_id");

@@ -1,7 +1,8 @@
 // §7.4–§7.5 Verification: the envelope's signature by the host the predicate names, the canonical
 // payload, the strict shape, and every binding the verifier supplies, each with its own code.
-import { openEnvelope, type Digest } from "@sbx/wire";
+import { openEnvelope, type Digest, type Json } from "@sbx/wire";
 import { SandboxAttestError, type SandboxAttestErrorCode } from "../errors.ts";
+import { unitSubject } from "./sign.ts";
 import {
   ATTESTATION_PAYLOAD_TYPE,
   parseStatement,
@@ -16,6 +17,8 @@ import {
 export interface AttestationExpect {
   readonly host?: string;
   readonly unitId?: Digest;
+  /** The unit descriptor itself: its address must be `unit_id` and its SHA-256 the subject's. */
+  readonly unit?: Json;
   readonly grantsId?: Digest;
   readonly manifest?: Digest;
   readonly policy?: Digest;
@@ -44,7 +47,8 @@ export const MAX_ATTESTATION_BYTES = 64 * 1024;
  * `BadDidKey`, `BadSignature`), the payload's canonical form (`NotCanonical` and the strict-parse
  * codes), the statement and predicate shape (`BadStatement`, `BadPredicate`, `SubjectMismatch`), a
  * valid signature by `predicate.host` (`SignerNotHost`), then each binding in `expect`:
- * `HostMismatch`, `UnitMismatch`, `GrantsMismatch`, `ManifestMismatch`, `PolicyMismatch`,
+ * `HostMismatch`, `UnitMismatch` (then, given the descriptor `unit`, `UnitMismatch` for one of
+ * another address and `SubjectMismatch` for a subject `sha256` that is not its SHA-256), `GrantsMismatch`, `ManifestMismatch`, `PolicyMismatch`,
  * `ReceiptMismatch` (address or total), `JournalMismatch` (root or event count), `RunHeadMismatch`,
  * `AuditPrevMismatch`.
  */
@@ -60,7 +64,7 @@ export function verifyAttestation(env: unknown, expect: AttestationExpect = {}):
       "SignerNotHost",
       `signed by ${opened.signers.join(", ")}, predicate host is ${p.host}`,
     );
-  checkBindings(p, expect);
+  checkBindings(statement, expect);
   return { statement, predicate: p, address: opened.address, signers: opened.signers };
 }
 
@@ -71,10 +75,25 @@ type Check = readonly [
   string | number | null,
 ];
 
-function checkBindings(p: ExecutionPredicate, x: AttestationExpect): void {
-  const checks: Check[] = [
+function checkUnit(statement: Statement, unit: Json): void {
+  const want = unitSubject(unit).digest;
+  if (`blake3:${want.blake3}` !== statement.predicate.unit_id)
+    throw new SandboxAttestError("UnitMismatch", "the unit descriptor given is not the attested unit_id");
+  if (want.sha256 !== statement.subject[0].digest.sha256)
+    throw new SandboxAttestError(
+      "SubjectMismatch",
+      "subject sha256 is not the SHA-256 of the unit descriptor",
+    );
+}
+
+function checkBindings(statement: Statement, x: AttestationExpect): void {
+  const p = statement.predicate;
+  check([
     ["HostMismatch", "host", x.host, p.host],
     ["UnitMismatch", "unit_id", x.unitId, p.unit_id],
+  ]);
+  if (x.unit !== undefined) checkUnit(statement, x.unit);
+  check([
     ["GrantsMismatch", "grants_id", x.grantsId, p.grants_id],
     ["ManifestMismatch", "manifest", x.manifest, p.manifest],
     ["PolicyMismatch", "exec_policy", x.policy, p.exec_policy],
@@ -84,7 +103,10 @@ function checkBindings(p: ExecutionPredicate, x: AttestationExpect): void {
     ["JournalMismatch", "journal.events", x.journalEvents, p.journal.events],
     ["RunHeadMismatch", "run_head", x.runHead, p.run_head ?? null],
     ["AuditPrevMismatch", "audit_prev", x.auditPrev, p.audit_prev ?? null],
-  ];
+  ]);
+}
+
+function check(checks: readonly Check[]): void {
   for (const [code, field, want, got] of checks)
     if (want !== undefined && want !== got)
       throw new SandboxAttestError(code, `${field}: got ${String(got)}, want ${String(want)}`);

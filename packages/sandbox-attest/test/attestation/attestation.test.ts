@@ -1,23 +1,37 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isWireError, pae, signBytes, signPayload, testKey, toBase64, utf8, type Envelope } from "@sbx/wire";
+import { createHash } from "node:crypto";
+import {
+  canonicalBytes,
+  digestBytes,
+  isWireError,
+  pae,
+  signBytes,
+  signPayload,
+  testKey,
+  toBase64,
+  utf8,
+  type Envelope,
+} from "@sbx/wire";
 import {
   ATTESTATION_PAYLOAD_TYPE,
   attestationAddress,
   buildStatement,
-  signAttestation,
   verifyAttestation,
   type AttestationExpect,
 } from "../../src/attestation/index.ts";
 import { isSandboxAttestError } from "../../src/errors.ts";
-import { d, fixturePredicate, host } from "./fixture.ts";
+import { attest, d, fixturePredicate, host, unitOf } from "./fixture.ts";
+
+/** sha256Of is the SHA-256 of a value's canonical bytes, by node:crypto (not the code under test). */
+const sha256Of = (v: unknown): string => createHash("sha256").update(canonicalBytes(v)).digest("hex");
 
 const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
 const payload = (env: Envelope): Record<string, unknown> =>
   JSON.parse(Buffer.from(env.payload, "base64").toString()) as Record<string, unknown>;
 
 test("a signed attestation verifies with every binding given", () => {
-  const env = signAttestation(fixturePredicate({ run_head: d("head") }), host);
+  const env = attest(fixturePredicate({ run_head: d("head") }), host);
   const p = fixturePredicate();
   const all: AttestationExpect = {
     host: host.did,
@@ -31,19 +45,22 @@ test("a signed attestation verifies with every binding given", () => {
     journalEvents: 7,
     runHead: d("head"),
     auditPrev: null,
+    unit: unitOf(p.unit_id),
   };
   const v = verifyAttestation(env, all);
   assert.equal(v.address, attestationAddress(env));
   assert.equal(v.statement._type, "https://in-toto.io/Statement/v1");
   assert.equal(
     JSON.stringify(v.statement.subject),
-    JSON.stringify([{ digest: { blake3: p.unit_id.slice(7) }, name: "unit" }]),
+    JSON.stringify([
+      { digest: { blake3: p.unit_id.slice(7), sha256: sha256Of(unitOf(p.unit_id)) }, name: "unit" },
+    ]),
   );
   assert.equal(env.payloadType, ATTESTATION_PAYLOAD_TYPE);
 });
 
 test("each binding mismatch has its own code", () => {
-  const env = signAttestation(fixturePredicate(), host);
+  const env = attest(fixturePredicate(), host);
   const cases: [AttestationExpect, string][] = [
     [{ host: testKey("host-2").did }, "HostMismatch"],
     [{ unitId: d("x") }, "UnitMismatch"],
@@ -62,7 +79,7 @@ test("each binding mismatch has its own code", () => {
 });
 
 test("signature by another key than the predicate's host is refused", () => {
-  const stmt = buildStatement({ ...fixturePredicate(), host: host.did });
+  const stmt = buildStatement({ ...fixturePredicate(), host: host.did }, unitOf(d("unit")));
   const env = signPayload(ATTESTATION_PAYLOAD_TYPE, stmt, testKey("mallory"));
   assert.throws(() => verifyAttestation(env), code("SignerNotHost"));
   const relabelled = { ...env, signatures: [{ keyid: host.did, sig: env.signatures[0]!.sig }] };
@@ -73,7 +90,7 @@ test("signature by another key than the predicate's host is refused", () => {
 });
 
 test("a flipped payload bit is refused before anything is parsed", () => {
-  const env = signAttestation(fixturePredicate(), host);
+  const env = attest(fixturePredicate(), host);
   const b = Buffer.from(env.payload, "base64");
   b[40]! ^= 1;
   assert.throws(
@@ -83,7 +100,7 @@ test("a flipped payload bit is refused before anything is parsed", () => {
 });
 
 test("strict shape: unknown members, bad statement and bad predicate values are refused", () => {
-  const good = payload(signAttestation(fixturePredicate(), host));
+  const good = payload(attest(fixturePredicate(), host));
   const pred = good.predicate as Record<string, unknown>;
   const sign = (v: unknown) => signPayload(ATTESTATION_PAYLOAD_TYPE, v, host);
   assert.throws(() => verifyAttestation(sign({ ...good, extra: 1 })), code("BadStatement"));
@@ -94,7 +111,12 @@ test("strict shape: unknown members, bad statement and bad predicate values are 
   assert.throws(() => verifyAttestation(sign({ ...good, subject: [] })), code("BadStatement"));
   assert.throws(
     () =>
-      verifyAttestation(sign({ ...good, subject: [{ name: "unit", digest: { blake3: d("y").slice(7) } }] })),
+      verifyAttestation(
+        sign({
+          ...good,
+          subject: [{ name: "unit", digest: { blake3: d("y").slice(7), sha256: sha256Of(unitOf(d("y"))) } }],
+        }),
+      ),
     code("SubjectMismatch"),
   );
   const badPreds: Record<string, unknown>[] = [
@@ -118,7 +140,7 @@ test("strict shape: unknown members, bad statement and bad predicate values are 
 });
 
 test("a validly signed but non-canonical payload is refused", () => {
-  const text = JSON.stringify(payload(signAttestation(fixturePredicate(), host)), null, 1);
+  const text = JSON.stringify(payload(attest(fixturePredicate(), host)), null, 1);
   const env = signPayload(ATTESTATION_PAYLOAD_TYPE, JSON.parse(text), host);
   assert.ok(verifyAttestation(env));
   const raw = utf8(text);
@@ -135,7 +157,50 @@ test("a validly signed but non-canonical payload is refused", () => {
 
 test("signAttestation refuses a malformed predicate", () => {
   assert.throws(
-    () => signAttestation(fixturePredicate({ level: "S9" as "S1" }), host),
+    () => attest(fixturePredicate({ level: "S9" as "S1" }), host),
     (e) => isSandboxAttestError(e, "BadPredicate"),
+  );
+});
+
+test("§7.1/§7.6 subject: exactly blake3 and sha256 of the unit descriptor, nothing else", () => {
+  const good = payload(attest(fixturePredicate(), host));
+  const sign = (v: unknown) => signPayload(ATTESTATION_PAYLOAD_TYPE, v, host);
+  const unit = unitOf(d("unit"));
+  const blake3 = digestBytes(canonicalBytes(unit)).slice(7);
+  const sha256 = sha256Of(unit);
+  const subject = (s: unknown) => sign({ ...good, subject: [s] });
+  assert.deepEqual(good.subject, [{ name: "unit", digest: { blake3, sha256 } }]);
+  const bad: [unknown, string][] = [
+    [{ name: "unit", digest: { blake3 } }, "BadStatement"],
+    [{ name: "unit", digest: { sha256 } }, "BadStatement"],
+    [{ name: "unit", digest: { blake3, sha256, sha512: sha256 + sha256 } }, "BadStatement"],
+    [{ name: "unit", digest: { blake3, sha256: sha256.toUpperCase() } }, "BadStatement"],
+    [{ name: "unit", digest: { blake3, sha256: sha256.slice(2) } }, "BadStatement"],
+    [{ name: "unit", digest: { blake3, sha256 }, uri: "https://example.com/unit" }, "BadStatement"],
+    [{ name: "unit", digest: { blake3, sha256 }, annotations: {} }, "BadStatement"],
+  ];
+  for (const [i, [s, c]] of bad.entries())
+    assert.throws(() => verifyAttestation(subject(s)), code(c), `case ${i}`);
+});
+
+test("§7.5 the unit descriptor binding checks both digests", () => {
+  const env = attest(fixturePredicate(), host);
+  assert.ok(verifyAttestation(env, { unit: unitOf(d("unit")) }));
+  assert.throws(() => verifyAttestation(env, { unit: unitOf(d("other")) }), code("UnitMismatch"));
+  // A host that signs a wrong sha256 beside the right blake3: only the descriptor shows it.
+  const good = payload(env);
+  const lying = signPayload(
+    ATTESTATION_PAYLOAD_TYPE,
+    { ...good, subject: [{ name: "unit", digest: { blake3: d("unit").slice(7), sha256: sha256Of("x") } }] },
+    host,
+  );
+  assert.ok(verifyAttestation(lying));
+  assert.throws(() => verifyAttestation(lying, { unit: unitOf(d("unit")) }), code("SubjectMismatch"));
+});
+
+test("buildStatement refuses a unit descriptor that is not the predicate's unit_id", () => {
+  assert.throws(
+    () => buildStatement({ ...fixturePredicate(), host: host.did }, unitOf(d("other"))),
+    (e) => isSandboxAttestError(e, "SubjectMismatch"),
   );
 });

@@ -1,9 +1,29 @@
 // A valid predicate and its envelope, shared by the attestation and audit tests.
-import { addressOf, testKey, type Digest } from "@sbx/wire";
-import type { PredicateInput } from "../../src/attestation/index.ts";
+import { addressOf, testKey, type Digest, type Envelope, type Json, type KeyPair } from "@sbx/wire";
+import { signAttestation, type PredicateInput } from "../../src/attestation/index.ts";
 
 export const host = testKey("host");
-export const d = (s: string): Digest => addressOf({ fixture: s });
+
+const units = new Map<Digest, Json>();
+
+/** d returns the address of the fixture object named `s` (remembered, so a unit_id finds its unit). */
+export const d = (s: string): Digest => {
+  const value = { fixture: s };
+  const address = addressOf(value);
+  units.set(address, value);
+  return address;
+};
+
+/** unitOf returns the object whose address is `id`, made by d (the unit descriptor of a unit_id). */
+export function unitOf(id: Digest): Json {
+  const u = units.get(id);
+  if (u === undefined) throw new Error(`fixture: no object made by d() has address ${id}`);
+  return u;
+}
+
+/** attest signs `p` with `key`, naming as subject the unit d() made for `p.unit_id`. */
+export const attest = (p: PredicateInput, key: KeyPair = host): Envelope =>
+  signAttestation(p, key, unitOf(p.unit_id));
 
 /** fixturePredicate returns a complete predicate input with optional overrides. */
 export function fixturePredicate(over: Partial<PredicateInput> = {}): PredicateInput {

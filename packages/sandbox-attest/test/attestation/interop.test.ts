@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { bundleFromJSON, type SerializedBundle } from "@sigstore/bundle";
 import { Verifier, toSignedEntity, toTrustMaterial, VerificationError } from "@sigstore/verify";
 import { concatBytes, fromHex, signPayload, testKey, type Envelope, type KeyPair } from "@sbx/wire";
-import { ATTESTATION_PAYLOAD_TYPE, buildStatement, signAttestation } from "../../src/attestation/index.ts";
-import { fixturePredicate, host } from "./fixture.ts";
+import { ATTESTATION_PAYLOAD_TYPE, buildStatement } from "../../src/attestation/index.ts";
+import { attest, d, fixturePredicate, host, unitOf } from "./fixture.ts";
 
 // RFC 8410: the SubjectPublicKeyInfo DER of an Ed25519 key is this prefix and the 32 key bytes.
 const ED25519_SPKI_PREFIX = fromHex("302a300506032b6570032100");
@@ -47,7 +47,7 @@ function sigstoreVerify(env: Envelope, trusted: KeyPair, hint = trusted.did): vo
 const refusedBySigstore = (e: unknown) => e instanceof VerificationError && e.code === "SIGNATURE_ERROR";
 
 test("sigstore-js verifies an attestation signed by this implementation", () => {
-  const env = signAttestation(fixturePredicate(), host);
+  const env = attest(fixturePredicate(), host);
   assert.equal(env.payloadType, "application/vnd.in-toto+json");
   sigstoreVerify(env, host);
   // The payload it verified is our in-toto statement, read with plain JSON.
@@ -60,7 +60,7 @@ test("sigstore-js verifies an attestation signed by this implementation", () => 
 });
 
 test("sigstore-js refuses a tampered attestation", () => {
-  const env = signAttestation(fixturePredicate(), host);
+  const env = attest(fixturePredicate(), host);
   const text = Buffer.from(env.payload, "base64").toString("utf8").replace('"exit_code":0', '"exit_code":1');
   assert.notEqual(text, Buffer.from(env.payload, "base64").toString("utf8"));
   assert.throws(
@@ -80,7 +80,7 @@ test("sigstore-js refuses an attestation signed by another key than the trusted 
   const mallory = testKey("mallory");
   const forged = signPayload(
     ATTESTATION_PAYLOAD_TYPE,
-    buildStatement({ ...fixturePredicate(), host: host.did }),
+    buildStatement({ ...fixturePredicate(), host: host.did }, unitOf(d("unit"))),
     mallory,
   );
   assert.throws(() => sigstoreVerify(forged, host), refusedBySigstore);

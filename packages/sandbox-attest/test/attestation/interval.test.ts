@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { envelopeAddress, testKey, type Json } from "@sbx/wire";
-import { signAttestation, verifyInterval, type PredicateInput } from "../../src/attestation/index.ts";
+import { verifyInterval, type PredicateInput } from "../../src/attestation/index.ts";
 import {
   estimateCpu,
   makeReceipt,
@@ -10,7 +10,7 @@ import {
   weakestProvenance,
 } from "../../src/energy/index.ts";
 import { Journal } from "../../src/journal/index.ts";
-import { d, fixturePredicate, host } from "./fixture.ts";
+import { attest, d, fixturePredicate, host } from "./fixture.ts";
 
 const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
 const unit = d("unit");
@@ -41,7 +41,7 @@ function interval(over: Partial<PredicateInput> = {}, chainUnit = unit) {
 
 test("an attested interval verifies against its receipt and journal", () => {
   const { receipt, events, p } = interval();
-  const v = verifyInterval(signAttestation(p, host), { receipt, events });
+  const v = verifyInterval(attest(p, host), { receipt, events });
   assert.equal(v.receipt.receipt.total_uj, p.energy.total_uj);
   assert.equal(p.energy.provenance, "estimated");
 });
@@ -59,7 +59,7 @@ test("a predicate that overstates provenance, or restates another total or inter
   ];
   for (const [i, [over, c]] of cases.entries())
     assert.throws(
-      () => verifyInterval(signAttestation({ ...p, ...over }, host), { receipt, events }),
+      () => verifyInterval(attest({ ...p, ...over }, host), { receipt, events }),
       code(c),
       `case ${i}`,
     );
@@ -69,18 +69,18 @@ test("a receipt of another unit, by another host, or altered journal events are 
   const other = interval({}, d("other-unit"));
   const { events, p } = interval({ energy: { ...other.p.energy } });
   assert.throws(
-    () => verifyInterval(signAttestation(p, host), { receipt: other.receipt, events }),
+    () => verifyInterval(attest(p, host), { receipt: other.receipt, events }),
     code("UnitMismatch"),
   );
   const mine = interval();
-  const byOther = signAttestation(mine.p, testKey("host-2"));
+  const byOther = attest(mine.p, testKey("host-2"));
   assert.throws(
     () => verifyInterval(byOther, { receipt: mine.receipt, events: mine.events }),
     code("UnknownSigner"),
   );
   const edited = [mine.events[0]!, { ...(mine.events[1] as object), code: 1 } as Json];
   assert.throws(
-    () => verifyInterval(signAttestation(mine.p, host), { receipt: mine.receipt, events: edited }),
+    () => verifyInterval(attest(mine.p, host), { receipt: mine.receipt, events: edited }),
     code("JournalMismatch"),
   );
 });

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { testKey, type Envelope, type KeyPair } from "@sbx/wire";
-import { signAttestation } from "../../src/attestation/index.ts";
 import { attestationAddress } from "../../src/attestation/sign.ts";
 import {
   auditGenesis,
@@ -11,7 +10,7 @@ import {
   verifyAuditChain,
   type AuditLink,
 } from "../../src/audit/index.ts";
-import { d, fixturePredicate, host } from "../attestation/fixture.ts";
+import { attest, d, fixturePredicate, host } from "../attestation/fixture.ts";
 
 const domain = stewardDomain(testKey("steward").did);
 const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
@@ -21,7 +20,7 @@ function chain(n: number, link: AuditLink, tag = "a", key: KeyPair = host): Enve
   const out: Envelope[] = [];
   for (let i = 0; i < n; i++) {
     const l = i === 0 ? link : linkAfter(out[i - 1]!);
-    out.push(signAttestation(fixturePredicate({ unit_id: d(`${tag}${i}`), ...l }), key));
+    out.push(attest(fixturePredicate({ unit_id: d(`${tag}${i}`), ...l }), key));
   }
   return out;
 }
@@ -52,16 +51,13 @@ test("reordered attestations are detected", () => {
 });
 
 test("an inserted attestation is detected, including a duplicate", () => {
-  const stray = signAttestation(
+  const stray = attest(
     fixturePredicate({ unit_id: d("stray"), audit_prev: d("elsewhere"), audit_seq: 2 }),
     host,
   );
   assert.throws(() => verifyAuditChain([A[0]!, stray, A[1]!, A[2]!], { domain }), code("AuditInsert"));
   assert.throws(() => verifyAuditChain([A[0]!, A[1]!, A[1]!], { domain }), code("AuditInsert"));
-  const stale = signAttestation(
-    fixturePredicate({ unit_id: d("stale"), audit_prev: d("old"), audit_seq: 1 }),
-    host,
-  );
+  const stale = attest(fixturePredicate({ unit_id: d("stale"), audit_prev: d("old"), audit_seq: 1 }), host);
   assert.throws(() => verifyAuditChain([A[0]!, A[1]!, stale], { domain }), code("AuditInsert"));
 });
 
@@ -82,7 +78,7 @@ test("two attestations citing the same predecessor are a fork", () => {
 });
 
 test("an attestation without a link is refused", () => {
-  const bare = signAttestation(fixturePredicate(), host);
+  const bare = attest(fixturePredicate(), host);
   assert.throws(() => verifyAuditChain([bare], { domain }), code("AuditUnlinked"));
   assert.throws(() => linkAfter(bare), code("AuditUnlinked"));
 });

@@ -4,17 +4,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { testKey, type Envelope } from "@sbx/wire";
-import { signAttestation } from "../../src/attestation/index.ts";
 import { firstLink, linkAfter, stewardDomain, verifyAuditChain } from "../../src/audit/index.ts";
 import { isSandboxAttestError } from "../../src/errors.ts";
-import { d, fixturePredicate, host } from "../attestation/fixture.ts";
+import { attest, d, fixturePredicate, host } from "../attestation/fixture.ts";
 
 const domain = stewardDomain(testKey("steward").did);
 const N = 7;
 const chain: Envelope[] = [];
 for (let i = 0; i < N; i++)
   chain.push(
-    signAttestation(
+    attest(
       fixturePredicate({ unit_id: d(`p${i}`), ...(i === 0 ? firstLink(domain) : linkAfter(chain[i - 1]!)) }),
       host,
     ),

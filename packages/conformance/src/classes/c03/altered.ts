@@ -1,14 +1,13 @@
 // C3: every leaf of a signed statement altered (kept signature, re-signed), members removed or added.
 import { canonicalBytes, toBase64, type Envelope, type Json } from "@sbx/wire";
-import { signAttestation } from "@sbx/sandbox-attest/attestation";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { Vector } from "../../types.ts";
 import { alterLeaf, deletePath, getPath, leafPaths, setPath } from "./paths.ts";
-import { C, d, host, okOut, predicate, signJson, statement, verifyInput } from "./fixture.ts";
+import { C, attest, d, host, okOut, predicate, signJson, statement, unit, verifyInput } from "./fixture.ts";
 
 /** Every leaf of the signed statement altered, the signature kept: BadSignature for each. */
 export function unsignedAlterations(): Vector[] {
-  const env = signAttestation(predicate(), host);
+  const env = attest(predicate(), host);
   const base = statement();
   return leafPaths(base).map((path) => {
     const altered = setPath(base, path, alterLeaf(getPath(base, path)));
@@ -30,6 +29,8 @@ const RESIGNED: Record<string, string> = {
   predicateType: "BadStatement",
   "subject.0.name": "BadStatement",
   "subject.0.digest.blake3": "SubjectMismatch",
+  // The sha256 names the same bytes; given the unit descriptor (a binding), a wrong one is seen.
+  "subject.0.digest.sha256": "SubjectMismatch",
   "predicate.unit_id": "SubjectMismatch",
   "predicate.grants_id": "GrantsMismatch",
   "predicate.manifest": "ManifestMismatch",
@@ -133,16 +134,7 @@ export function shapeVectors(): Vector[] {
       "BadStatement",
     ),
   );
-  out.push(
-    errCase(
-      C,
-      "c3-sha256-subject",
-      "subject digest named sha256, re-signed",
-      "attestation.verify",
-      verifyInput(signJson(setPath(base, ["subject", "0", "digest"], { sha256: d("x").slice(7) }))),
-      "BadStatement",
-    ),
-  );
+  out.push(...subjectVectors(base));
   out.push(
     errCase(
       C,
@@ -198,4 +190,57 @@ export function shapeVectors(): Vector[] {
     ),
   );
   return out;
+}
+
+/** §7.1, §7.6: the subject's digest set is exactly blake3 and sha256; a profile stricter than in-toto. */
+function subjectVectors(base: Json): Vector[] {
+  const digest = getPath(base, ["subject", "0", "digest"]) as { blake3: string; sha256: string };
+  const withDigest = (v: Json): Envelope => signJson(setPath(base, ["subject", "0", "digest"], v));
+  const refused: [string, string, Json][] = [
+    ["sha256-only", "subject digest holds sha256 alone", { sha256: digest.sha256 }],
+    ["blake3-only", "subject digest holds blake3 alone (no sha256)", { blake3: digest.blake3 }],
+    [
+      "sha512-added",
+      "a third algorithm in the digest set",
+      { ...digest, sha512: digest.sha256 + digest.sha256 },
+    ],
+    ["sha256-uppercase", "sha256 in uppercase hex", { ...digest, sha256: digest.sha256.toUpperCase() }],
+    ["sha256-short", "sha256 of 63 hex digits", { ...digest, sha256: digest.sha256.slice(1) }],
+  ];
+  return [
+    ...refused.map(([id, desc, v]) =>
+      errCase(
+        C,
+        `c3-subject-${id}`,
+        `${desc}, re-signed`,
+        "attestation.verify",
+        verifyInput(withDigest(v)),
+        "BadStatement",
+      ),
+    ),
+    errCase(
+      C,
+      "c3-subject-uri",
+      "an in-toto ResourceDescriptor member (uri) in the subject, re-signed",
+      "attestation.verify",
+      verifyInput(signJson(setPath(base, ["subject", "0", "uri"], "https://example.com/unit"))),
+      "BadStatement",
+    ),
+    okCase(
+      C,
+      "c3-subject-sha256-unbound",
+      "a wrong sha256 beside the right blake3 passes when the verifier lacks the unit descriptor",
+      "attestation.verify",
+      verifyInput(withDigest({ ...digest, sha256: d("x").slice(7) }), {}),
+      okOut(withDigest({ ...digest, sha256: d("x").slice(7) })),
+    ),
+    errCase(
+      C,
+      "c3-subject-sha256-bound",
+      "a wrong sha256 beside the right blake3 is refused given the unit descriptor",
+      "attestation.verify",
+      verifyInput(withDigest({ ...digest, sha256: d("x").slice(7) }), { unit: unit as unknown as Json }),
+      "SubjectMismatch",
+    ),
+  ];
 }

@@ -12,6 +12,7 @@ import {
   ATTESTATION_PAYLOAD_TYPE,
   attestationAddress,
   buildStatement,
+  signAttestation,
   verifyAttestation,
   type PredicateInput,
 } from "@sbx/sandbox-attest/attestation";
@@ -29,6 +30,9 @@ export const unit = makeUnit({
   level: "S4",
   labels: { task: "c3" },
 });
+
+/** attest signs `p` by `k`, its subject the fixture unit (whose address `p.unit_id` must be). */
+export const attest = (p: PredicateInput, k: KeyPair = host): Envelope => signAttestation(p, k, unit);
 
 export function predicate(over: Partial<PredicateInput> = {}): PredicateInput {
   return {
@@ -78,6 +82,7 @@ export function bindings(p: PredicateInput = predicate()): JsonObject {
     journal_events: p.journal.events,
     run_head: p.run_head ?? null,
     audit_prev: p.audit_prev ?? null,
+    unit: unit as unknown as Json,
   };
 }
 
@@ -98,7 +103,7 @@ export function signRaw(body: Uint8Array, k: KeyPair = host, type = ATTESTATION_
 export const signJson = (v: unknown, k: KeyPair = host): Envelope => signRaw(canonicalBytes(v), k);
 
 export const statement = (): JsonObject =>
-  buildStatement({ ...predicate(), host: host.did }) as unknown as JsonObject;
+  buildStatement({ ...predicate(), host: host.did }, unit) as unknown as JsonObject;
 
 /** flip flips one bit of the first byte of base64 text. */
 export function flip(b64: string): string {

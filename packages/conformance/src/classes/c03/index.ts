@@ -2,12 +2,23 @@
 // statement altered without re-signing; re-signed alterations refused by shape or by binding; the
 // wrong key. Expected codes are stated here, per field, not computed by running the verifier.
 import { addressOf, isDigest, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import { signAttestation, verifyAttestation, type AttestationExpect } from "@sbx/sandbox-attest/attestation";
+import { verifyAttestation, type AttestationExpect } from "@sbx/sandbox-attest/attestation";
 import { parseUnit, unitId, UNIT_TYPE } from "@sbx/sandbox-attest/unit";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { ConformanceClass, Handler, Vector } from "../../types.ts";
 import { obj } from "../input.ts";
-import { C, bindings, d, host, okOut, predicate, unit, unlinkedPredicate, verifyInput } from "./fixture.ts";
+import {
+  C,
+  attest,
+  bindings,
+  d,
+  host,
+  okOut,
+  predicate,
+  unit,
+  unlinkedPredicate,
+  verifyInput,
+} from "./fixture.ts";
 import { resignedAlterations, shapeVectors, unsignedAlterations } from "./altered.ts";
 import { bindingVectors, keyVectors } from "./keys.ts";
 import { intervalVectors, OP as INTERVAL_OP, verifyIntervalOp } from "./interval.ts";
@@ -26,6 +37,7 @@ function expectOf(x: JsonObject): AttestationExpect {
     journal_events: "journalEvents",
     run_head: "runHead",
     audit_prev: "auditPrev",
+    unit: "unit",
   };
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(x)) {
@@ -91,33 +103,33 @@ function unitVectors(): Vector[] {
 }
 
 function validVectors(): Vector[] {
-  const full = signAttestation(predicate(), host);
-  const bare = signAttestation(unlinkedPredicate(), host);
+  const full = attest(predicate(), host);
+  const bare = attest(unlinkedPredicate(), host);
   const variants: [string, string, Envelope, JsonObject][] = [
     ["full", "every member, every binding given", full, bindings()],
     ["no-bindings", "verified with no bindings given", full, {}],
     [
       "signaled",
       "outcome: killed by a signal",
-      signAttestation(predicate({ outcome: { status: "signaled", signal: "SIGKILL" } }), host),
+      attest(predicate({ outcome: { status: "signaled", signal: "SIGKILL" } }), host),
       bindings(),
     ],
     [
       "unisolated",
       "level S0: a plain process run that states no isolation",
-      signAttestation(predicate({ level: "S0" }), host),
+      attest(predicate({ level: "S0" }), host),
       bindings(),
     ],
     [
       "spawn-failed",
       "outcome: the program never started",
-      signAttestation(predicate({ outcome: { status: "spawn_failed", reason: "ENOENT" } }), host),
+      attest(predicate({ outcome: { status: "spawn_failed", reason: "ENOENT" } }), host),
       bindings(),
     ],
     [
       "measured",
       "energy measured, level S7, zero-length interval",
-      signAttestation(
+      attest(
         predicate({
           energy: { receipt: d("receipt"), total_uj: "2750000", provenance: "measured" },
           level: "S7",

@@ -1,13 +1,13 @@
 // C3: an attestation verified against the objects it binds (§7.5): its signed energy receipt and its
 // journal's events. A predicate that overstates provenance or restates another figure is refused.
 import { envelopeAddress, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import { signAttestation, verifyInterval, type PredicateInput } from "@sbx/sandbox-attest/attestation";
+import { verifyInterval, type PredicateInput } from "@sbx/sandbox-attest/attestation";
 import { estimateCpu, makeReceipt, measure, startEnergyChain } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { errCase, okCase } from "../../generate/build.ts";
 import { key } from "../../generate/keys.ts";
 import type { Handler, Vector } from "../../types.ts";
-import { C, d, host, predicate, unit } from "./fixture.ts";
+import { C, attest, d, host, predicate, unit } from "./fixture.ts";
 import { unitId } from "@sbx/sandbox-attest/unit";
 
 export const OP = "attestation.verify_interval";
@@ -64,7 +64,7 @@ const input = (env: Envelope, receipt: Envelope, events?: Json[]): Json => ({
 /** intervalVectors: valid intervals and each restated figure broken. */
 export function intervalVectors(): Vector[] {
   const { receipt, events, p } = interval();
-  const ok = signAttestation(p, host);
+  const ok = attest(p, host);
   const out: Vector[] = [
     okCase(C, "c3-interval-valid", "attestation, receipt and journal agree", OP, input(ok, receipt, events), {
       address: envelopeAddress(ok),
@@ -121,7 +121,7 @@ export function intervalVectors(): Vector[] {
         `c3-interval-${id}`,
         desc,
         OP,
-        input(signAttestation({ ...p, ...over }, host), receipt, events),
+        input(attest({ ...p, ...over }, host), receipt, events),
         code,
       ),
     );
@@ -142,7 +142,7 @@ export function intervalVectors(): Vector[] {
       "c3-interval-receipt-other-host",
       "receipt signed by another host",
       OP,
-      input(signAttestation(foreign.p, host), foreign.receipt, events),
+      input(attest(foreign.p, host), foreign.receipt, events),
       "UnknownSigner",
     ),
   );
@@ -153,7 +153,7 @@ export function intervalVectors(): Vector[] {
       "c3-interval-receipt-other-unit",
       "receipt of another unit",
       OP,
-      input(signAttestation(otherUnit.p, host), otherUnit.receipt, events),
+      input(attest(otherUnit.p, host), otherUnit.receipt, events),
       "UnitMismatch",
     ),
   );

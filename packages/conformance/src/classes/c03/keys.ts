@@ -1,11 +1,11 @@
 // C3: bindings the verifier gives that differ, and signatures by the wrong key.
-import { signPayload, utf8, type Json } from "@sbx/wire";
-import { signAttestation } from "@sbx/sandbox-attest/attestation";
+import { signPayload, utf8, type Json, type JsonObject } from "@sbx/wire";
 import { errCase } from "../../generate/build.ts";
 import { key } from "../../generate/keys.ts";
 import type { Vector } from "../../types.ts";
 import {
   C,
+  attest,
   bindings,
   d,
   flip,
@@ -14,15 +14,17 @@ import {
   signJson,
   signRaw,
   statement,
+  unit,
   verifyInput,
 } from "./fixture.ts";
 
 /** Bindings the verifier supplies that differ from what was attested (§7.5), one per field. */
 export function bindingVectors(): Vector[] {
-  const env = signAttestation(predicate(), host);
+  const env = attest(predicate(), host);
   const wrong: [string, Json, string][] = [
     ["host", key("host-2").did, "HostMismatch"],
     ["unit_id", d("other-unit"), "UnitMismatch"],
+    ["unit", { ...(unit as unknown as JsonObject), labels: { task: "other" } }, "UnitMismatch"],
     ["grants_id", d("other-grants"), "GrantsMismatch"],
     ["manifest", d("other-manifest"), "ManifestMismatch"],
     ["exec_policy", d("other-policy"), "PolicyMismatch"],
@@ -50,9 +52,9 @@ export function bindingVectors(): Vector[] {
 /** Signatures by the wrong key, relabelled, other payload types, non-canonical payloads (§7.3, §7.4). */
 export function keyVectors(): Vector[] {
   const mallory = key("mallory");
-  const env = signAttestation(predicate(), host);
+  const env = attest(predicate(), host);
   const byMallory = signJson(statement(), mallory);
-  const malloryHost = signAttestation(predicate(), mallory);
+  const malloryHost = attest(predicate(), mallory);
   const sig = env.signatures[0]!;
   const loose = utf8(JSON.stringify(statement(), null, 1));
   return [
