@@ -12,10 +12,7 @@ import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { Json } from "@sbx/wire";
-import { handlerTable, runHandler } from "../packages/conformance/src/adapter/inproc.ts";
-import { repoRoot } from "../packages/conformance/src/paths.ts";
-import { loadClasses } from "../packages/conformance/src/registry.ts";
-import { readVectorFile } from "../packages/conformance/src/run.ts";
+import { handlerTable, loadClasses, readVectorFile, repoRoot, runHandler } from "@sbx/conformance";
 import { median, rate, row } from "./measure.ts";
 
 const BATCH = Number(process.env.BENCH_RUST_BATCH ?? 200);

@@ -3,7 +3,8 @@
 export { loadClasses, classNumber } from "./registry.ts";
 export { runClass, judge, readVectorFile } from "./run.ts";
 export type { ClassTally, VectorFile } from "./run.ts";
-export { inProcessAdapter } from "./adapter/inproc.ts";
+export { inProcessAdapter, handlerTable, runHandler } from "./adapter/inproc.ts";
+export { repoRoot } from "./paths.ts";
 export { subprocessAdapter } from "./adapter/subprocess.ts";
 export { runBattery } from "./live/execgate.ts";
 export type {
