@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { EXIT, UsageError, type Command, type Io } from "./command.ts";
+import { EXIT, processIo, runCommand, type Command, type Io } from "./command.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TOOLS = {
@@ -12,8 +12,6 @@ const TOOLS = {
 } as const;
 /** A tool name. */
 export type Tool = keyof typeof TOOLS;
-
-const stdio: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
 
 /** loadCommands imports every command module of a tool, sorted by name. */
 export async function loadCommands(tool: Tool): Promise<Command[]> {
@@ -63,7 +61,7 @@ function findCommand(cmds: readonly Command[], argv: readonly string[]): [Comman
 }
 
 /** runCli runs one invocation of a tool and returns its exit code. */
-export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promise<number> {
+export async function runCli(tool: Tool, argv: string[], io: Io = processIo()): Promise<number> {
   const cmds = await loadCommands(tool);
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     io.out(toolHelp(tool, cmds));
@@ -79,19 +77,5 @@ export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promis
     return EXIT.usage;
   }
   const [cmd, rest] = found;
-  if (rest.includes("--help") || rest.includes("-h")) {
-    io.out(cmd.help);
-    return EXIT.ok;
-  }
-  try {
-    return await cmd.run(rest, io);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${tool} ${cmd.name}: ${e.message}\n\n${cmd.help}`);
-      return EXIT.usage;
-    }
-    const code = (e as { code?: unknown }).code;
-    io.err(`${tool} ${cmd.name}: ${typeof code === "string" ? "" : "error: "}${(e as Error).message}`);
-    return typeof code === "string" && /^[A-Z]/.test(code) ? EXIT.invalid : EXIT.usage;
-  }
+  return runCommand(tool, cmd, rest, io);
 }

@@ -1,8 +1,8 @@
 // `sbx exec --policy P -- CMD…`: runs a command under the kernel exec gate (sandbox-attest §5.5.5).
-import { writeFileSync } from "node:fs";
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { gateUnavailableReason, runGated } from "@sbx/host/gate";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
+import { writeJsonOutput } from "../../files.ts";
 import { loadPolicy } from "./policy.ts";
 
 export const command: Command = {
@@ -47,9 +47,10 @@ exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec wa
     const refused = r.decisions.filter((d) => !d.allowed);
     const address = policyAddress(l.policy);
     if (values.journal)
-      writeFileSync(
+      writeJsonOutput(
         values.journal,
-        JSON.stringify({ policy: address, head: r.journal.head(), events: r.journal.events }, null, 2) + "\n",
+        { policy: address, head: r.journal.head(), events: r.journal.events },
+        { what: "journal file" },
       );
     const sum = {
       policy: address,
