@@ -133,6 +133,8 @@ const REASONS: Record<string, string> = {
   EEXIST: "already exists",
   ENAMETOOLONG: "name too long",
   ELOOP: "too many symbolic links",
+  EFBIG: "file too large",
+  EDQUOT: "disk quota exceeded",
 };
 
 /** systemReason is the words for a system error's code. */

@@ -82,7 +82,11 @@ function jwkBytes(k: KeyObject, member: "d" | "x", path: string): Uint8Array {
 }
 
 /** Where a deprecation warning goes; the binaries' stderr unless a caller sets another. */
-export const keyWarnings = { warn: (line: string) => void process.stderr.write(line + "\n") };
+export const keyWarnings: { warn: (line: string) => void } = {
+  warn: (line) => {
+    process.stderr.write(line + "\n");
+  },
+};
 
 /** readLegacy reads the deprecated JSON key file form {kty, seed, did}, with a warning. */
 function readLegacy(path: string, text: string): KeyPair {
