@@ -7,7 +7,16 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { addressOf, canonicalBytes, digestBytes, testKey, toBase64, fromBase64, utf8 } from "@sbx/wire";
+import {
+  addressOf,
+  canonicalBytes,
+  digestBytes,
+  fromBase64,
+  signPayload,
+  testKey,
+  toBase64,
+  utf8,
+} from "@sbx/wire";
 import { signAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeReceipt, measure, startEnergyChain, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { FileStore } from "@sbx/host/store";
@@ -120,6 +129,33 @@ test("sbx verify: a corrupted signature on a stored energy receipt makes the rec
       const r = await cli("sbx", ["verify", run.recordPath, ...trust, "--json"]);
       assert.equal(r.code, 1, `${trust.join(" ")}: ${r.out}`);
       assert.equal((JSON.parse(r.out) as { error: { code: string } }).error.code, "BadSignature");
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sbx verify: a stored energy receipt signed by another key than the attestation's host is INVALID", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-trust-"));
+  try {
+    const run = await signedReceiptRun(dir);
+    const path = run.store.signedPath(run.receipt);
+    const env = JSON.parse(readFileSync(path, "utf8")) as { payloadType: string; payload: string };
+    const resigned = signPayload(
+      env.payloadType,
+      JSON.parse(Buffer.from(env.payload, "base64").toString()),
+      OTHER,
+    );
+    chmodSync(path, 0o644);
+    writeFileSync(path, canonicalBytes(resigned));
+    for (const trust of [
+      ["--trust", HOST.did],
+      ["--trust", HOST.did, "--trust", OTHER.did],
+      ["--any-signer"],
+    ]) {
+      const r = await cli("sbx", ["verify", run.recordPath, ...trust, "--json"]);
+      assert.equal(r.code, 1, `${trust.join(" ")}: ${r.out}`);
+      assert.equal((JSON.parse(r.out) as { error: { code: string } }).error.code, "UnknownSigner");
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
