@@ -175,7 +175,21 @@ async function fleet(ctx: DemoContext): Promise<void> {
   const records = join(store.root, "records");
   const v1 = join(root, "fleet-5.json");
   check(
-    (await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v1, "--name", "demo"])).code === 0,
+    (
+      await cli(ctx, [
+        "fleet",
+        "build",
+        records,
+        "--key",
+        keyFile,
+        "--out",
+        v1,
+        "--name",
+        "demo",
+        "--trust",
+        host.did,
+      ])
+    ).code === 0,
     "fleet build",
   );
   const f1 = JSON.parse(readFileSync(v1, "utf8")) as { items: { item: string; energy_uj: string }[] };
@@ -206,7 +220,11 @@ async function fleet(ctx: DemoContext): Promise<void> {
   );
   await runFleetUnit(store, 5);
   const v2 = join(root, "fleet-6.json");
-  await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v2, "--name", "demo"], false);
+  await cli(
+    ctx,
+    ["fleet", "build", records, "--key", keyFile, "--out", v2, "--name", "demo", "--trust", host.did],
+    false,
+  );
   const consProof = join(root, "consistency.json");
   const cons = await cli(ctx, ["fleet", "consistency", v1, v2, "--trust", host.did, "--out", consProof]);
   check(cons.code === 0, "the grown fleet only appended");

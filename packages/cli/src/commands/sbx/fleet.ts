@@ -19,7 +19,7 @@ import {
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { FileStore, verifyRecordFiles } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey, readPrincipal } from "../../keyfile.ts";
 import { readJsonInput, writeJsonOutput } from "../../files.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict, type Trust } from "../../trust.ts";
 
@@ -62,8 +62,12 @@ function progress(io: Io, total: number): (done: number) => void {
 }
 
 /** recordItem verifies one run record from files and makes its fleet item and time span (§16.1). */
-function recordItem(path: string, store: FileStore): { item: FleetItem; start: number; end: number } {
-  const report = verifyRecordFiles(path, store);
+function recordItem(
+  path: string,
+  store: FileStore,
+  hosts: readonly string[] | undefined,
+): { item: FleetItem; start: number; end: number } {
+  const report = verifyRecordFiles(path, store, hosts ? { hosts } : {});
   if (!report.valid || report.head === null)
     throw new SandboxAttestError(
       "BadFleetItem",
@@ -94,13 +98,16 @@ function recordItem(path: string, store: FileStore): { item: FleetItem; start: n
 const build: Command = {
   name: "fleet build",
   summary: "build and sign a fleet receipt over a directory of run records",
-  help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME] [--json]
+  help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME]
+                         [--trust FILE|DID…] [--json]
   Verifies every *.runrecord in RECORDS_DIR from files, with the store it points into (default: the
   folder above RECORDS_DIR), and makes one fleet item per closed run: its id (the file name), final
   head, total energy (receipts + idle) and outcome (§16.1), ordered by close time then id, so a
   later build over more runs is an append of an earlier one. Builds the
   (hash, energy-sum) tree, signs the receipt (size, root, total, span) with KEYFILE, and writes
   {receipt, items} to FLEET.json. A progress bar goes to stderr.
+  --trust FILE|DID  every record's attestations and receipts must be by one of these hosts
+                    (repeatable; a did:key or a key file); without it, any valid signature counts
 ${EXITS}`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -108,6 +115,7 @@ ${EXITS}`,
       out: { type: "string" },
       store: { type: "string" },
       name: { type: "string" },
+      trust: { type: "string", multiple: true },
       json: { type: "boolean" },
     });
     const dir = positionals[0];
@@ -120,7 +128,11 @@ ${EXITS}`,
       .sort();
     const tick = progress(io, files.length);
     const made = files.map((f, i) => {
-      const r = recordItem(join(dir, f), store);
+      const r = recordItem(
+        join(dir, f),
+        store,
+        values.trust?.map((t) => readPrincipal(t)),
+      );
       tick(i + 1);
       return r;
     });
