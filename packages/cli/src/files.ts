@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { isWireError, parseStrict, type Json } from "@sbx/wire";
+import { createBlake3, formatDigest, isWireError, parseStrict, type Digest, type Json } from "@sbx/wire";
 import { systemReason } from "./command.ts";
 import { CliError } from "./errors.ts";
 
@@ -95,6 +95,32 @@ export function readJsonInput(path: string, what: string, max = MAX_JSON_BYTES):
     if (!isWireError(e)) throw e;
     const detail = e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
     throw new CliError(e.code, `${what} ${path}: ${detail}`, { cause: e });
+  }
+}
+
+/**
+ * hashInput returns the BLAKE3 digest of a file of any size, read in 1 MiB pieces (never held whole);
+ * refuses as readInput does (`Unreadable`, `NotAFile`).
+ */
+export function hashInput(path: string, what: string): Digest {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY);
+  } catch (e) {
+    throw unreadable(e, path, what);
+  }
+  try {
+    if (fstatSync(fd).isDirectory())
+      throw new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
+    const h = createBlake3();
+    const buf = Buffer.alloc(1 << 20);
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null))
+      h.update(buf.subarray(0, n));
+    return formatDigest(h.digest());
+  } catch (e) {
+    throw e instanceof CliError ? e : unreadable(e, path, what);
+  } finally {
+    closeSync(fd);
   }
 }
 

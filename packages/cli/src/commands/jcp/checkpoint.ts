@@ -1,16 +1,14 @@
 // `jcp checkpoint` and `jcp checkpoint verify`: the holder appends a signed checkpoint of its state to
 // a grant's checkpoint log; anyone verifies the log and prints the grant in force (jcp §4.7).
 import { existsSync } from "node:fs";
-import { blake3, formatDigest, isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
+import { isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import { readInput } from "../../files.ts";
+import { hashInput } from "../../files.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
-/** The largest state file hashed for a checkpoint (1 GiB); a larger state is given by --state. */
-const MAX_STATE_BYTES = 1 << 30;
 import {
   countArg,
   grantJson,
@@ -37,7 +35,7 @@ function stateOf(v: { state?: string; "state-file"?: string }): Digest {
     return v.state;
   }
   if (v["state-file"] === undefined) throw new UsageError("--state or --state-file is required");
-  return formatDigest(blake3(readInput(v["state-file"], "state file", MAX_STATE_BYTES)));
+  return hashInput(v["state-file"], "state file");
 }
 
 const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log FILE (--state DIGEST | --state-file FILE)
