@@ -4,6 +4,7 @@
 // ledger verifies and conserves. Then a small fleet of real units runs, its records become a signed
 // fleet receipt, one member is proved (log-size proof, energy counted in the total), a tampered
 // proof is refused, and a grown fleet is shown to have only appended.
+import { createPrivateKey } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressOf, signPayload, testKey } from "@sbx/wire";
@@ -29,12 +30,12 @@ import {
 import { runUnit } from "@sbx/host/run";
 import { FileStore } from "@sbx/host/store";
 import { runCli } from "../../packages/cli/src/main.ts";
-import { privateKeyPem } from "../../packages/cli/src/keyfile.ts";
 import { check, type DemoContext } from "./context.ts";
 
 const host = testKey("host");
 const manifest = addressOf({ demo: "09 pool manifest" });
 const policy = addressOf({ demo: "no exec policy" });
+const b64url = (b: Uint8Array): string => Buffer.from(b).toString("base64url");
 const J = (uj: string | bigint): string => `${(Number(uj) / 1e6).toFixed(6)} J`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -169,7 +170,10 @@ async function fleet(ctx: DemoContext): Promise<void> {
   const root = join(ctx.work, "fleet9");
   const store = FileStore.open(join(root, "store"), { create: true });
   const keyFile = join(root, "host.pem");
-  writeFileSync(keyFile, privateKeyPem(host), { mode: 0o600 });
+  // The host's key as `sbx keygen` writes one: PKCS#8 PEM, mode 0600.
+  const jwk = { kty: "OKP", crv: "Ed25519", d: b64url(host.seed), x: b64url(host.publicKey) };
+  const pem = createPrivateKey({ key: jwk, format: "jwk" }).export({ type: "pkcs8", format: "pem" });
+  writeFileSync(keyFile, pem, { mode: 0o600 });
   for (let i = 0; i < 5; i++) await runFleetUnit(store, i);
   ctx.say("5 real units ran (busy loops in sh), each recorded, attested and closed");
   const records = join(store.root, "records");
