@@ -165,9 +165,9 @@ export default async function durableRun(ctx: DemoContext): Promise<void> {
     BigInt(report.energy.total_uj) === BigInt(e1.uj) + BigInt(e2.uj) + BigInt(idle.uj),
     "total = receipts + idle",
   );
-  ctx.say(`sbx verify ${store.recordPath(id).replace(ctx.work, "$WORK")}:`);
+  ctx.say(`sbx verify ${store.recordPath(id).replace(ctx.work, "$WORK")} --trust ${host.did}:`);
   const out: string[] = [];
-  const code = await runCli("sbx", ["verify", store.recordPath(id)], {
+  const code = await runCli("sbx", ["verify", store.recordPath(id), "--trust", host.did], {
     out: (l) => out.push(l),
     err: (l) => out.push(l),
   });

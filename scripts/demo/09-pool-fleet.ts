@@ -4,9 +4,10 @@
 // ledger verifies and conserves. Then a small fleet of real units runs, its records become a signed
 // fleet receipt, one member is proved (log-size proof, energy counted in the total), a tampered
 // proof is refused, and a grown fleet is shown to have only appended.
+import { createPrivateKey } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { addressOf, signPayload, testKey, toHex } from "@sbx/wire";
+import { addressOf, signPayload, testKey } from "@sbx/wire";
 import {
   appendEntry,
   evictBody,
@@ -34,6 +35,7 @@ import { check, type DemoContext } from "./context.ts";
 const host = testKey("host");
 const manifest = addressOf({ demo: "09 pool manifest" });
 const policy = addressOf({ demo: "no exec policy" });
+const b64url = (b: Uint8Array): string => Buffer.from(b).toString("base64url");
 const J = (uj: string | bigint): string => `${(Number(uj) / 1e6).toFixed(6)} J`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -102,7 +104,7 @@ async function pool(ctx: DemoContext): Promise<void> {
     `closed ledger verified (${sum.entries} signed entries): drawn ${J(sum.drawn_uj)} = claimed ${J(sum.claimed_uj)} + evicted ${J(sum.evicted_uj)}`,
   );
   check(
-    (await cli(ctx, ["pool", "verify", dir, "--closed", "--host", host.did], false)).code === 0,
+    (await cli(ctx, ["pool", "verify", dir, "--closed", "--trust", host.did], false)).code === 0,
     "sbx pool verify accepts it",
   );
 }
@@ -169,16 +171,31 @@ async function runFleetUnit(store: FileStore, i: number): Promise<void> {
 async function fleet(ctx: DemoContext): Promise<void> {
   const root = join(ctx.work, "fleet9");
   const store = FileStore.open(join(root, "store"), { create: true });
-  const keyFile = join(root, "host.key");
-  writeFileSync(keyFile, JSON.stringify({ kty: "Ed25519", seed: toHex(host.seed), did: host.did }), {
-    mode: 0o600,
-  });
+  const keyFile = join(root, "host.pem");
+  // The host's key as `sbx keygen` writes one: PKCS#8 PEM, mode 0600.
+  const jwk = { kty: "OKP", crv: "Ed25519", d: b64url(host.seed), x: b64url(host.publicKey) };
+  const pem = createPrivateKey({ key: jwk, format: "jwk" }).export({ type: "pkcs8", format: "pem" });
+  writeFileSync(keyFile, pem, { mode: 0o600 });
   for (let i = 0; i < 5; i++) await runFleetUnit(store, i);
   ctx.say("5 real units ran (busy loops in sh), each recorded, attested and closed");
   const records = join(store.root, "records");
   const v1 = join(root, "fleet-5.json");
   check(
-    (await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v1, "--name", "demo"])).code === 0,
+    (
+      await cli(ctx, [
+        "fleet",
+        "build",
+        records,
+        "--key",
+        keyFile,
+        "--out",
+        v1,
+        "--name",
+        "demo",
+        "--trust",
+        host.did,
+      ])
+    ).code === 0,
     "fleet build",
   );
   const f1 = JSON.parse(readFileSync(v1, "utf8")) as { items: { item: string; energy_uj: string }[] };
@@ -192,7 +209,7 @@ async function fleet(ctx: DemoContext): Promise<void> {
   check(proved.code === 0 && proof.path.length <= Math.ceil(Math.log2(5)), "proof is log-size");
   ctx.say(`membership proof of ${member.slice(0, 16)}…: ${proof.path.length} nodes (⌈log₂ 5⌉ = 3)`);
   check(
-    (await cli(ctx, ["fleet", "verify", v1, proofFile, "--host", host.did])).code === 0,
+    (await cli(ctx, ["fleet", "verify", v1, proofFile, "--trust", host.did])).code === 0,
     "proof verifies",
   );
   writeFileSync(
@@ -202,21 +219,29 @@ async function fleet(ctx: DemoContext): Promise<void> {
       item: { ...proof.item, energy_uj: String(BigInt(proof.item.energy_uj) - 1n) },
     }),
   );
-  const bad = await cli(ctx, ["fleet", "verify", v1, proofFile], false);
+  const bad = await cli(ctx, ["fleet", "verify", v1, proofFile, "--trust", host.did], false);
   check(bad.code === 1, "understated energy refused");
   ctx.say(
     `the same proof claiming 1 µJ less for the item: refused (${bad.out.join(" ").split(": ")[1] ?? "?"})`,
   );
   await runFleetUnit(store, 5);
   const v2 = join(root, "fleet-6.json");
-  await cli(ctx, ["fleet", "build", records, "--key", keyFile, "--out", v2, "--name", "demo"], false);
+  await cli(
+    ctx,
+    ["fleet", "build", records, "--key", keyFile, "--out", v2, "--name", "demo", "--trust", host.did],
+    false,
+  );
   const consProof = join(root, "consistency.json");
-  const cons = await cli(ctx, ["fleet", "consistency", v1, v2, "--out", consProof]);
+  const cons = await cli(ctx, ["fleet", "consistency", v1, v2, "--trust", host.did, "--out", consProof]);
   check(cons.code === 0, "the grown fleet only appended");
   const cp = JSON.parse(readFileSync(consProof, "utf8")) as { path: { hash: string; uj: string }[] };
   const off = cp.path.map((n, k) => (k === 0 ? { ...n, uj: String(BigInt(n.uj) + 1n) } : n));
   writeFileSync(consProof, JSON.stringify({ ...cp, path: off }));
-  const badCons = await cli(ctx, ["fleet", "consistency", v1, v2, "--proof", consProof], false);
+  const badCons = await cli(
+    ctx,
+    ["fleet", "consistency", v1, v2, "--trust", host.did, "--proof", consProof],
+    false,
+  );
   check(badCons.code === 1, "a consistency proof with a sum off by one is refused");
   ctx.say(
     `the same consistency proof with one node's sum 1 µJ higher: refused (${badCons.out.join(" ").split(": ")[1] ?? "?"})`,

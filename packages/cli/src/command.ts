@@ -1,5 +1,12 @@
-// The shape every `sbx` / `jcp` subcommand has, and the exit codes they share.
+// The shape every `sbx` / `jcp` subcommand has, the exit codes they share, and how one invocation of
+// a command is run: --help before `--` only, errors reported as one line by their class and code
+// (never parsed out of a message), and standard output that ends quietly when its reader goes away.
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { isWireError } from "@sbx/wire";
+import { isJcpError } from "@sbx/jcp-grant/grant";
+import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { isHostError } from "@sbx/host";
+import { CliError, isCliError } from "./errors.ts";
 
 /** Exit codes of every command (documented in the README and in each --help). */
 export const EXIT = {
@@ -7,7 +14,7 @@ export const EXIT = {
   ok: 0,
   /** The input was read and is invalid, or the operation was refused. */
   invalid: 1,
-  /** Usage error or unusable input (missing file, unreadable key, malformed JSON). */
+  /** Usage error or unusable input (missing file, a directory for a file, unwritable output, …). */
   usage: 2,
 } as const;
 
@@ -15,6 +22,8 @@ export const EXIT = {
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** Raw bytes (a child's output, passed through); when absent, written as text lines. */
+  bytes?(to: "out" | "err", data: Uint8Array): void;
 }
 
 /** One subcommand, discovered from `commands/<tool>/<name>.ts` (its `command` export). */
@@ -29,9 +38,11 @@ export interface Command {
   run(args: string[], io: Io): Promise<number>;
 }
 
-/** UsageError is thrown by option parsing; the dispatcher prints it with the command's help. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
+/** UsageError is a CliError with code `Usage`: a bad command line (exit 2). */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super("Usage", message);
+  }
 }
 
 /** parseOptions wraps node:util parseArgs, turning its errors into UsageError. */
@@ -50,4 +61,126 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(
 /** printJson writes a value as indented JSON on one output. */
 export function printJson(io: Io, value: unknown): void {
   io.out(JSON.stringify(value, null, 2));
+}
+
+/** writeBytes passes raw bytes to `to`, as text lines where the Io takes no bytes. */
+export function writeBytes(io: Io, to: "out" | "err", data: Uint8Array): void {
+  if (data.length === 0) return;
+  if (io.bytes) io.bytes(to, data);
+  else io[to](Buffer.from(data).toString("utf8").replace(/\n$/, ""));
+}
+
+/** ownArgs are the arguments before `--`: those after it belong to the command being run. */
+export function ownArgs(args: readonly string[]): readonly string[] {
+  const i = args.indexOf("--");
+  return i < 0 ? args : args.slice(0, i);
+}
+
+let processStreams: Io | null = null;
+
+/**
+ * processIo returns the Io of the process's own streams. A reader that goes away (EPIPE, as in
+ * `sbx … | head`) silences that stream: the command still finishes and exits with its own code,
+ * with no stack trace and no further writes.
+ */
+export function processIo(): Io {
+  if (processStreams) return processStreams;
+  const closed = { out: false, err: false };
+  const stream = { out: process.stdout, err: process.stderr };
+  for (const k of ["out", "err"] as const)
+    stream[k].on("error", () => {
+      closed[k] = true;
+    });
+  const write = (k: "out" | "err", data: string | Uint8Array) => {
+    if (!closed[k]) stream[k].write(data);
+  };
+  processStreams = {
+    out: (l) => {
+      write("out", l + "\n");
+    },
+    err: (l) => {
+      write("err", l + "\n");
+    },
+    bytes: write,
+  };
+  return processStreams;
+}
+
+/** Host codes that mean the input cannot be used at all (exit 2), not that it was refused. */
+const UNUSABLE_HOST = new Set(["StoreUnusable", "GateUnavailable", "PoolMissing"]);
+
+/** A Node system error: errno code, the call that failed, and usually the path. */
+interface SystemError extends Error {
+  readonly code: string;
+  readonly syscall: string;
+  readonly path?: string;
+}
+
+function isSystemError(e: unknown): e is SystemError {
+  const o = e as Partial<SystemError> | null;
+  return e instanceof Error && typeof o?.code === "string" && typeof o.syscall === "string";
+}
+
+/** REASONS words the system errors a user meets on paths. */
+const REASONS: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a directory",
+  ENOTDIR: "a component of the path is not a directory",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on device",
+  EEXIST: "already exists",
+  ENAMETOOLONG: "name too long",
+  ELOOP: "too many symbolic links",
+  EFBIG: "file too large",
+  EDQUOT: "disk quota exceeded",
+};
+
+/** systemReason is the words for a system error's code. */
+export function systemReason(code: string): string {
+  return REASONS[code] ?? code;
+}
+
+/**
+ * errorExit reports an error as one line on `io.err` and returns its exit code: a CliError is a
+ * usage error or unusable input (2, with a pointer to --help for a bad command line); a coded refusal
+ * of a library (WireError, JcpError, SandboxAttestError, HostError) is 1, except host codes that say
+ * the input is unusable (2); a system error names its path (2); anything else is 2.
+ */
+export function errorExit(prefix: string, e: unknown, io: Io): number {
+  if (isCliError(e)) {
+    const hint = e.code === "Usage" || e.code === "NoTrust" ? `; see ${prefix} --help` : "";
+    io.err(`${prefix}: ${e.code === "Usage" ? "" : `${e.code}: `}${e.message}${hint}`);
+    return EXIT.usage;
+  }
+  if (isWireError(e) || isJcpError(e) || isSandboxAttestError(e) || isHostError(e)) {
+    io.err(`${prefix}: ${e.message}`);
+    return isHostError(e) && UNUSABLE_HOST.has(e.code) ? EXIT.usage : EXIT.invalid;
+  }
+  if (isSystemError(e)) {
+    io.err(`${prefix}: cannot ${e.syscall} ${e.path ?? ""}: ${systemReason(e.code)}`);
+    return EXIT.usage;
+  }
+  io.err(`${prefix}: error: ${e instanceof Error ? e.message : String(e)}`);
+  if (process.env.SBX_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
+  return EXIT.usage;
+}
+
+/**
+ * runCommand runs one command with the arguments after its name: `--help`/`-h` before any `--`
+ * prints its help (arguments after `--` belong to the command it runs); errors become one line and
+ * an exit code (errorExit), never followed by the help text.
+ */
+export async function runCommand(tool: string, cmd: Command, args: string[], io: Io): Promise<number> {
+  const own = ownArgs(args);
+  if (own.includes("--help") || own.includes("-h")) {
+    io.out(cmd.help);
+    return EXIT.ok;
+  }
+  try {
+    return await cmd.run(args, io);
+  } catch (e) {
+    return errorExit(`${tool} ${cmd.name}`, e, io);
+  }
 }

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { EXIT, UsageError, type Command, type Io } from "./command.ts";
+import { EXIT, processIo, runCommand, type Command, type Io } from "./command.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Command modules share this module's extension: .ts in src/, .js in dist/ (scripts/build.mjs).
@@ -14,8 +14,6 @@ const TOOLS = {
 } as const;
 /** A tool name. */
 export type Tool = keyof typeof TOOLS;
-
-const stdio: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
 
 /** loadCommands imports every command module of a tool, sorted by name. */
 export async function loadCommands(tool: Tool): Promise<Command[]> {
@@ -65,7 +63,7 @@ function findCommand(cmds: readonly Command[], argv: readonly string[]): [Comman
 }
 
 /** runCli runs one invocation of a tool and returns its exit code. */
-export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promise<number> {
+export async function runCli(tool: Tool, argv: string[], io: Io = processIo()): Promise<number> {
   // The version needs no command module: answered before they load, so it starts fast.
   if (argv[0] === "--version" || argv[0] === "-V") {
     io.out(`${tool} ${version()}`);
@@ -82,19 +80,5 @@ export async function runCli(tool: Tool, argv: string[], io: Io = stdio): Promis
     return EXIT.usage;
   }
   const [cmd, rest] = found;
-  if (rest.includes("--help") || rest.includes("-h")) {
-    io.out(cmd.help);
-    return EXIT.ok;
-  }
-  try {
-    return await cmd.run(rest, io);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${tool} ${cmd.name}: ${e.message}\n\n${cmd.help}`);
-      return EXIT.usage;
-    }
-    const code = (e as { code?: unknown }).code;
-    io.err(`${tool} ${cmd.name}: ${typeof code === "string" ? "" : "error: "}${(e as Error).message}`);
-    return typeof code === "string" && /^[A-Z]/.test(code) ? EXIT.invalid : EXIT.usage;
-  }
+  return runCommand(tool, cmd, rest, io);
 }

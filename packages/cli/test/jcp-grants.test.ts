@@ -119,6 +119,19 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
     assert.equal(late.code, 1);
     assert.equal((JSON.parse(late.out) as { code: string }).code, "Expired");
     assert.equal((await jcp(["verify", p("bob.chain"), "--root", p("bob.key")])).code, 1);
+    // --trust is the name every verify command shares; a public key file is a trusted key too.
+    assert.equal((await jcp(["verify", p("bob.chain"), "--trust", p("root.key.pub.pem")])).code, 0);
+    const untrusted = await jcp(["verify", p("bob.chain"), "--any-signer"]);
+    assert.equal(untrusted.code, 0, untrusted.err);
+    assert.match(untrusted.out, /^UNTRUSTED \(root issuer did:key:\S+ not checked against a trust set\)/);
+    assert.doesNotMatch(untrusted.out, /^valid/);
+    const uj = JSON.parse((await jcp(["verify", p("bob.chain"), "--any-signer", "--json"])).out) as {
+      valid: boolean;
+      trusted: boolean;
+      root: string;
+    };
+    assert.deepEqual([uj.valid, uj.trusted], [true, false]);
+    assert.match(uj.root, /^did:key:/);
     const spend = [
       "spend",
       "--host-key",

@@ -183,6 +183,9 @@ test("jcp checkpoint / amend: only the issuer amends, only to tighten, never bel
       p("held.chain"),
       "--log",
       p("log.json"),
+      "--trust",
+      p("root.key"),
+      ...at(3000),
       "--json",
     ]);
     assert.equal(v.code, 0, v.err);

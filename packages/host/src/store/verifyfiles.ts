@@ -4,10 +4,11 @@
 // energy receipt object, each snapshot's filesystem tree (§13.8), memory image and manifest object.
 // Missing objects are listed, not guessed at; energy is reported active + idle, complete or not.
 import { readFileSync } from "node:fs";
-import { isDigest, type Amount, type Digest } from "@sbx/wire";
-import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { isWireError, isDigest, type Amount, type Digest } from "@sbx/wire";
+import { verifyAttestation, verifyInterval } from "@sbx/sandbox-attest/attestation";
 import {
   decodeRecord,
+  isSandboxAttestError,
   runEnergy,
   SandboxAttestError,
   snapshotAddress,
@@ -16,6 +17,7 @@ import {
   type Segment,
   type SnapshotRef,
 } from "@sbx/sandbox-attest/runrecord";
+import { isHostError } from "../errors.ts";
 import { verifyStoredTree } from "../snapshot/verify.ts";
 import type { FileStore } from "./filestore.ts";
 
@@ -23,7 +25,10 @@ import type { FileStore } from "./filestore.ts";
 export interface VerifyFilesOptions {
   /** The head the record must end at (detects a record cut back at a line boundary). */
   readonly expectHead?: Digest;
-  /** When given, every attestation must be by one of these host did:keys (`HostMismatch`). */
+  /**
+   * The trust set: when given, every attestation must be by one of these host did:keys
+   * (`HostMismatch`), and so must every signed energy receipt (§7.5: by the attestation's host).
+   */
   readonly hosts?: readonly string[];
 }
 
@@ -48,6 +53,8 @@ export interface FilesReport {
   readonly energy: RunEnergy | null;
   readonly checked: { attestations: number; receipts: number; trees: number; objects: number };
   readonly missing: readonly string[];
+  /** Every did:key whose valid signature was checked on an object the record references, sorted. */
+  readonly signers: readonly string[];
 }
 
 interface Ctx {
@@ -58,6 +65,7 @@ interface Ctx {
   readonly missing: string[];
   readonly checked: FilesReport["checked"];
   readonly manifests: Set<Digest>;
+  readonly signers: Set<string>;
 }
 
 function checkObjectFile(ctx: Ctx, store: FileStore, address: Digest, what: string): void {
@@ -68,7 +76,8 @@ function checkObjectFile(ctx: Ctx, store: FileStore, address: Digest, what: stri
 function checkAttestation(ctx: Ctx, store: FileStore, att: Digest, n: number): void {
   const env = readSigned(store, att);
   if (env === null) return void ctx.missing.push(`attestation ${att}`);
-  const v = verifyAttestation(env, { unitId: ctx.record.unitId, grantsId: ctx.record.grantsId });
+  const expect = { unitId: ctx.record.unitId, grantsId: ctx.record.grantsId };
+  const v = verifyAttestation(env, expect);
   if (v.address !== att)
     throw new SandboxAttestError("ObjectMismatch", `attestation stored as ${att} has address ${v.address}`);
   const p = v.predicate;
@@ -79,12 +88,30 @@ function checkAttestation(ctx: Ctx, store: FileStore, att: Digest, n: number): v
     );
   if (ctx.opts.hosts !== undefined && !ctx.opts.hosts.includes(p.host))
     throw new SandboxAttestError("HostMismatch", `segment ${n}: attested by untrusted host ${p.host}`);
+  for (const s of v.signers) ctx.signers.add(s);
   ctx.manifests.add(p.manifest);
   ctx.active.set(att, p.energy.total_uj);
   ctx.checked.attestations++;
-  if (store.getObjectSync(p.energy.receipt) !== null || readSigned(store, p.energy.receipt) !== null)
+  checkReceipt(ctx, store, env, expect, p.energy.receipt);
+}
+
+// A signed receipt is verified as §7.5 says: every signature, signed by the attestation's host (a
+// host of the trust set, checked above), and bound to the attestation (address, unit, grant set,
+// total, interval, provenance). A receipt kept as a plain object is bound by its address alone.
+function checkReceipt(
+  ctx: Ctx,
+  store: FileStore,
+  att: unknown,
+  expect: { unitId: Digest; grantsId: Digest },
+  receipt: Digest,
+): void {
+  const env = readSigned(store, receipt);
+  if (env !== null) {
+    const r = verifyInterval(att, { receipt: env }, expect);
+    ctx.signers.add(r.receipt.receipt.host);
     ctx.checked.receipts++;
-  else ctx.missing.push(`receipt ${p.energy.receipt}`);
+  } else if (store.getObjectSync(receipt) !== null) ctx.checked.receipts++;
+  else ctx.missing.push(`receipt ${receipt}`);
 }
 
 function readSigned(store: FileStore, address: Digest): unknown {
@@ -158,6 +185,7 @@ export function verifyRecordFiles(
     energy: null,
     checked,
     missing,
+    signers: [],
   };
   let record: RunRecord;
   try {
@@ -177,7 +205,17 @@ export function verifyRecordFiles(
     head: record.heads[i + 1]!,
     detail: detail(s),
   }));
-  const ctx: Ctx = { store, record, opts, active: new Map(), missing, checked, manifests: new Set() };
+  const signers = new Set<string>();
+  const ctx: Ctx = {
+    store,
+    record,
+    opts,
+    active: new Map(),
+    missing,
+    checked,
+    manifests: new Set(),
+    signers,
+  };
   const base = {
     unit_id: record.unitId,
     grants_id: record.grantsId,
@@ -191,20 +229,22 @@ export function verifyRecordFiles(
   try {
     checkObjects(ctx);
   } catch (e) {
-    return { valid: false, error: errorOf(e), ...base, energy: null };
+    return { valid: false, error: errorOf(e), ...base, energy: null, signers: [...signers].sort() };
   }
   return {
     valid: true,
     error: null,
     ...base,
+    signers: [...signers].sort(),
     energy: runEnergy(record.segments, (a) => ctx.active.get(a) ?? null),
   };
 }
 
+// A refusal is told by its class, never by the look of a code: a coded error of the wire layer or of
+// sandbox-attest or the host is the report's verdict; anything else (an unreadable file) is the caller's.
 function errorOf(e: unknown): { code: string; message: string } {
-  const code = (e as { code?: unknown }).code;
-  if (typeof code !== "string" || !/^[A-Z]/.test(code)) throw e;
-  return { code, message: (e as Error).message };
+  if (!isWireError(e) && !isSandboxAttestError(e) && !isHostError(e)) throw e;
+  return { code: e.code, message: e.message };
 }
 
 /** isHeadArg reports whether a command-line head is a digest. */

@@ -1,31 +1,28 @@
 // `jcp checkpoint` and `jcp checkpoint verify`: the holder appends a signed checkpoint of its state to
 // a grant's checkpoint log; anyone verifies the log and prints the grant in force (jcp §4.7).
-import { readFileSync } from "node:fs";
-import { blake3, formatDigest, isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
+import { existsSync } from "node:fs";
+import { isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { hashInput } from "../../files.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
+
 import {
   countArg,
   grantJson,
   grantLine,
-  principal,
   readChain,
   readJson,
+  rootsOf,
   timeArg,
   writeJson,
 } from "./lib/files.ts";
 
 /** readLog reads a checkpoint log file (a JSON list of envelopes); missing means empty. */
 export function readLog(path: string): Envelope[] {
-  let v: unknown = [];
-  try {
-    readFileSync(path);
-    v = readJson(path);
-  } catch (e) {
-    if ((e as { code?: unknown }).code !== "ENOENT") throw e;
-  }
+  const v = existsSync(path) ? readJson(path, "checkpoint log") : [];
   if (!Array.isArray(v)) throw new UsageError(`${path} is not a checkpoint log (a JSON list of envelopes)`);
   return v as Envelope[];
 }
@@ -38,11 +35,7 @@ function stateOf(v: { state?: string; "state-file"?: string }): Digest {
     return v.state;
   }
   if (v["state-file"] === undefined) throw new UsageError("--state or --state-file is required");
-  try {
-    return formatDigest(blake3(readFileSync(v["state-file"])));
-  } catch (e) {
-    throw new UsageError(`cannot read ${v["state-file"]}: ${(e as Error).message}`);
-  }
+  return hashInput(v["state-file"], "state file");
 }
 
 const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log FILE (--state DIGEST | --state-file FILE)
@@ -52,10 +45,15 @@ const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log FILE (--s
   log (a JSON list of envelopes, created when missing) is verified first.
 exit: 0 appended, 1 refused (NotHolder, NotAmendable, BrokenCheckpointLog, …), 2 usage error`;
 
-const verifyHelp = `usage: jcp checkpoint verify --chain CHAINFILE --log FILE [--root DID…] [--at TIME] [--json]
-  Verifies a grant's checkpoint log (jcp §4.7) and prints the grant in force: the original with every
-  amendment applied in order. With --root, also verifies the chain at --at under the grant in force.
-exit: 0 valid, 1 invalid (its code is printed), 2 usage error`;
+const verifyHelp = `usage: jcp checkpoint verify --chain CHAINFILE --log FILE (--trust DID|KEYFILE… | --any-signer)
+                             [--at TIME] [--json]
+  Verifies a grant's checkpoint log (jcp §4.7): every checkpoint and amendment, and the chain at
+  --at to a trusted root under the grant in force; prints the grant in force: the original with
+  every amendment applied in order. With --any-signer the chain is checked from whatever key signed
+  its root and the verdict is UNTRUSTED.
+${TRUST_HELP}
+  --root DID   the same as --trust (older name): a trusted root issuer
+exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (its code is printed), 2 usage error`;
 
 const append: Command = {
   name: "checkpoint",
@@ -112,20 +110,31 @@ const verify: Command = {
         root: { type: "string", multiple: true },
         at: { type: "string" },
         json: { type: "boolean" },
+        ...TRUST_OPTIONS,
       },
       false,
     );
     if (!v.chain || !v.log) throw new UsageError("--chain and --log are required");
+    const trust = trustOf(v, v.root);
     const chain = readChain(v.chain);
     const log = CheckpointLog.replay(chain, readLog(v.log));
-    if (v.root)
-      verifyChain(chain, { roots: v.root.map(principal), at_ms: timeArg(v.at, "at"), effective: log.hook() });
+    const roots = rootsOf(trust, chain);
+    verifyChain(chain, { roots, at_ms: timeArg(v.at, "at"), effective: log.hook() });
     const g = log.effective;
+    const trusted = trust.keys !== null;
     if (v.json)
-      printJson(io, { head: log.head, length: log.length, amendments: log.amendments, grant: grantJson(g) });
+      printJson(io, {
+        valid: true,
+        trusted,
+        root: roots[0] ?? null,
+        head: log.head,
+        length: log.length,
+        amendments: log.amendments,
+        grant: grantJson(g),
+      });
     else
       io.out(
-        `valid checkpoint log: ${log.length} entries, ${log.amendments} amendments; in force:\n  ${grantLine(g)}`,
+        `${trusted ? "valid" : `${verdict(trust)} (root issuer ${roots[0] ?? "?"} not checked against a trust set)`} checkpoint log: ${log.length} entries, ${log.amendments} amendments; in force:\n  ${grantLine(g)}`,
       );
     return Promise.resolve(EXIT.ok);
   },

@@ -13,12 +13,14 @@ import {
 import { resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 import {
   amountArg,
   countArg,
   principal,
   readChain,
   readJson,
+  rootsOf,
   sortedSet,
   timeArg,
   writeJson,
@@ -41,14 +43,21 @@ const mintHelp = `usage: jcp standing mint --key FILE --policy FILE --held CHAIN
   entry with the minter's key, and writes the ledger and the child's chain (held chain + child).
 exit: 0 minted, 1 refused (RateExceeded, MintCapExceeded, EventReplayed, TriggerMismatch, …), 2 usage error`;
 
-const verifyHelp = `usage: jcp standing verify --policy FILE --held CHAINFILE --ledger FILE [--root DID…] [--json]
-  Verifies a mint ledger against its policy (jcp §4.6): every entry, event and child, the caps, the
-  rate in every window, ledger order and continuity, and the policy's signer.
-exit: 0 valid, 1 invalid (its code is printed), 2 usage error`;
+const verifyHelp = `usage: jcp standing verify --policy FILE --held CHAINFILE --ledger FILE
+                           (--trust DID|KEYFILE… | --any-signer) [--json]
+  Verifies a mint ledger against its policy (jcp §4.6): the held chain to a trusted root, every
+  entry, event and child, the caps, the rate in every window, ledger order and continuity, and the
+  policy's signer. With --any-signer the held chain is checked from whatever key signed its root
+  and the verdict is UNTRUSTED.
+${TRUST_HELP}
+  --root DID   the same as --trust (older name): a trusted root issuer
+exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (its code is printed), 2 usage error`;
 
 function readLedger(path: string): LedgerFiles {
   if (!existsSync(path)) return { entries: [], events: [], children: [] };
-  const v = readJson(path) as Partial<LedgerFiles>;
+  const v = readJson(path, "mint ledger") as Partial<LedgerFiles> | null;
+  if (typeof v !== "object" || v === null)
+    throw new UsageError(`${path} is not a ledger file ({entries, events, children})`);
   if (!Array.isArray(v.entries) || !Array.isArray(v.events) || !Array.isArray(v.children))
     throw new UsageError(`${path} is not a ledger file ({entries, events, children})`);
   return v as LedgerFiles;
@@ -186,19 +195,27 @@ const verify: Command = {
         ledger: { type: "string" },
         root: { type: "string", multiple: true },
         json: { type: "boolean" },
+        ...TRUST_OPTIONS,
       },
       false,
     );
     req(v, ["policy", "held", "ledger"]);
+    const trust = trustOf(v, v.root);
+    const held = readChain(v.held!);
+    const roots = rootsOf(trust, held);
     const s = verifyMintLedger({
-      policy: readJson(v.policy!),
-      held: readChain(v.held!),
+      policy: readJson(v.policy!, "mint policy"),
+      held,
       ...readLedger(v.ledger!),
-      ...(v.root ? { roots: v.root.map(principal) } : {}),
+      roots,
     });
-    const out = { ...s, total_uj: s.total_uj.toString() };
+    const trusted = trust.keys !== null;
+    const out = { valid: true, trusted, root: roots[0] ?? null, ...s, total_uj: s.total_uj.toString() };
     if (v.json) printJson(io, out);
-    else io.out(`valid mint ledger: ${s.length} children, ${out.total_uj} µJ in all, head ${s.head}`);
+    else
+      io.out(
+        `${trusted ? "valid" : `${verdict(trust)} (root issuer ${roots[0] ?? "?"} not checked against a trust set)`} mint ledger: ${s.length} children, ${out.total_uj} µJ in all, head ${s.head}`,
+      );
     return Promise.resolve(EXIT.ok);
   },
 };

@@ -1,16 +1,21 @@
 // `jcp verify`: verify a chain file to trusted roots at a given time (jcp §4.4), with revocations (§4.5).
 import { isJcpError, verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { grantJson, grantLine, principal, readChain, readList, timeArg } from "./lib/files.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
+import { grantJson, grantLine, readChain, readList, rootsOf, timeArg } from "./lib/files.ts";
 
-const help = `usage: jcp verify CHAINFILE --root DID|KEYFILE… [--at TIME] [--revocations FILE] [--json]
+const help = `usage: jcp verify CHAINFILE (--trust DID|KEYFILE… | --any-signer) [--at TIME] [--revocations FILE] [--json]
   Verifies a chain (root first): every signature, every link, containment of each child in its
-  parent, the root issuer among the trusted roots, revocation, and the time (jcp §4.4).
-  --root DID          a trusted root issuer (repeatable; a key file's did:key may be given)
+  parent, the root issuer among the trusted roots, revocation, and the time (jcp §4.4). With
+  --any-signer the chain is checked from whatever key signed its root, and the verdict is UNTRUSTED,
+  naming that issuer. A chain file above 16 MiB is refused before it is read (§2.9).
+${TRUST_HELP}
+  --root DID          the same as --trust (older name): a trusted root issuer
   --at TIME           verify as of this time: epoch ms or ISO 8601 (default: now)
   --revocations FILE  a revocation list file (jcp revoke writes one)
-  --json              print {valid, code, grants}
-exit: 0 valid, 1 invalid (the code names the failure: Expired, ScopeWidens, Revoked, …), 2 usage error`;
+  --json              print {valid, trusted, root, code, grants}
+exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (the code names the failure: Expired,
+      ScopeWidens, Revoked, UntrustedRoot, …), 2 usage error (no --trust) or unusable file`;
 
 export const command: Command = {
   name: "verify",
@@ -22,27 +27,32 @@ export const command: Command = {
       at: { type: "string" },
       revocations: { type: "string" },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
     if (positionals.length !== 1) throw new UsageError("give one CHAINFILE");
-    if (!v.root?.length) throw new UsageError("at least one --root is required");
+    const trust = trustOf(v, v.root);
     const chain = readChain(positionals[0]!);
     const revocations = readList(v.revocations);
     const at_ms = timeArg(v.at, "at");
     try {
       const r = verifyChain(chain, {
-        roots: v.root.map(principal),
+        roots: rootsOf(trust, chain),
         at_ms,
         ...(revocations ? { revocations } : {}),
       });
-      if (v.json) printJson(io, { valid: true, code: null, at_ms, grants: r.grants.map(grantJson) });
+      const root = r.grants[0]?.issuer ?? null;
+      const trusted = trust.keys !== null;
+      if (v.json)
+        printJson(io, { valid: true, trusted, root, code: null, at_ms, grants: r.grants.map(grantJson) });
       else
         io.out(
-          `valid at ${new Date(at_ms).toISOString()}: ${r.grants.length} grant(s); leaf ${grantLine(r.leaf)}`,
+          `${trusted ? "valid" : `${verdict(trust)} (root issuer ${root ?? "?"} not checked against a trust set)`} at ${new Date(at_ms).toISOString()}: ${r.grants.length} grant(s); leaf ${grantLine(r.leaf)}`,
         );
       return Promise.resolve(EXIT.ok);
     } catch (e) {
       if (!isJcpError(e)) throw e;
-      if (v.json) printJson(io, { valid: false, code: e.code, at_ms, grants: null });
+      if (v.json)
+        printJson(io, { valid: false, trusted: false, root: null, code: e.code, at_ms, grants: null });
       else io.out(`invalid: ${e.message}`);
       return Promise.resolve(EXIT.invalid);
     }

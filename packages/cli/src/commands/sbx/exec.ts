@@ -1,8 +1,8 @@
 // `sbx exec --policy P -- CMD…`: runs a command under the kernel exec gate (sandbox-attest §5.5.5).
-import { writeFileSync } from "node:fs";
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { gateUnavailableReason, runGated } from "@sbx/host/gate";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
+import { writeJsonOutput } from "../../files.ts";
 import { loadPolicy } from "./policy.ts";
 
 export const command: Command = {
@@ -16,7 +16,8 @@ export const command: Command = {
   --workspace DIR   the sandbox's working directory, made a dedicated mount (default: current)
   --journal FILE    write the §8 journal (its head and one exec.decision event per decision) as JSON
   --timeout-ms N    how long a decision may take before it is DENY (default 5000)
-  --json            print the summary as JSON (on stderr)
+  --json            print the summary as JSON, and nothing else, on stdout (the command's output
+                    goes to stderr)
 exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec was refused,
       2 usage error, unusable policy file, or the gate cannot run here (not Linux/root, not built)`,
   async run(args, io) {
@@ -42,14 +43,16 @@ exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec wa
       workspace: values.workspace ?? process.cwd(),
       timeoutMs,
     });
-    if (r.stdout) io.out(r.stdout.replace(/\n$/, ""));
+    // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
+    if (r.stdout) io[values.json ? "err" : "out"](r.stdout.replace(/\n$/, ""));
     if (r.stderr) io.err(r.stderr.replace(/\n$/, ""));
     const refused = r.decisions.filter((d) => !d.allowed);
     const address = policyAddress(l.policy);
     if (values.journal)
-      writeFileSync(
+      writeJsonOutput(
         values.journal,
-        JSON.stringify({ policy: address, head: r.journal.head(), events: r.journal.events }, null, 2) + "\n",
+        { policy: address, head: r.journal.head(), events: r.journal.events },
+        { what: "journal file" },
       );
     const sum = {
       policy: address,
@@ -60,7 +63,7 @@ exit: 0 the command succeeded and nothing was refused, 1 it failed or an exec wa
       refused: refused.length,
       stats: r.stats,
     };
-    if (values.json) printJson({ out: (l) => io.err(l), err: (l) => io.err(l) }, sum);
+    if (values.json) printJson(io, sum);
     else {
       io.err(
         `sbx exec: policy ${address}${l.signed ? "" : " (unsigned)"}: ${r.decisions.length} exec decisions, ${refused.length} refused; exit ${r.code ?? `signal ${r.signal}`}`,

@@ -1,7 +1,7 @@
 // `sbx fleet …`: fleet records (§16) — build a signed fleet receipt from a directory of run records
 // (with a progress bar on stderr), prove an item's membership, verify a proof against a receipt,
 // and verify that a later receipt only appended to an earlier one.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
@@ -19,7 +19,9 @@ import {
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { FileStore, verifyRecordFiles } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey, readPrincipal } from "../../keyfile.ts";
+import { readJsonInput, writeJsonOutput } from "../../files.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const EXITS = "exit: 0 ok / valid, 1 invalid or refused (a §16 code), 2 usage error or unusable input";
 
@@ -29,18 +31,20 @@ interface FleetFile {
   readonly items: FleetItem[];
 }
 
+/** readJson reads one of the JSON files the fleet commands take, within the §2.9 limits. */
 function readJson(path: string | undefined, what: string): unknown {
   if (path === undefined) throw new UsageError(`${what} is required`);
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as unknown;
-  } catch (e) {
-    throw new UsageError(`cannot read ${what} ${path}: ${(e as Error).message}`);
-  }
+  return readJsonInput(path, what);
+}
+
+/** openTrusted opens a receipt under the trust given: signed by a trusted host, or by any signer. */
+function openTrusted(env: Envelope, t: Trust) {
+  return openFleetReceipt(env, t.keys ?? undefined);
 }
 
 /** receiptOf accepts a fleet file or a bare receipt envelope. */
-function receiptOf(v: FleetFile | Envelope): Envelope {
-  return "receipt" in v ? v.receipt : v;
+function receiptOf(v: unknown): Envelope {
+  return typeof v === "object" && v !== null && "receipt" in v ? (v as FleetFile).receipt : (v as Envelope);
 }
 
 /** progress draws a bar on stderr: redrawn in place on a terminal, a line per 10% otherwise. */
@@ -58,8 +62,12 @@ function progress(io: Io, total: number): (done: number) => void {
 }
 
 /** recordItem verifies one run record from files and makes its fleet item and time span (§16.1). */
-function recordItem(path: string, store: FileStore): { item: FleetItem; start: number; end: number } {
-  const report = verifyRecordFiles(path, store);
+function recordItem(
+  path: string,
+  store: FileStore,
+  hosts: readonly string[] | undefined,
+): { item: FleetItem; start: number; end: number } {
+  const report = verifyRecordFiles(path, store, hosts ? { hosts } : {});
   if (!report.valid || report.head === null)
     throw new SandboxAttestError(
       "BadFleetItem",
@@ -90,13 +98,16 @@ function recordItem(path: string, store: FileStore): { item: FleetItem; start: n
 const build: Command = {
   name: "fleet build",
   summary: "build and sign a fleet receipt over a directory of run records",
-  help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME] [--json]
+  help: `usage: sbx fleet build RECORDS_DIR --key KEYFILE --out FLEET.json [--store DIR] [--name NAME]
+                         [--trust FILE|DID…] [--json]
   Verifies every *.runrecord in RECORDS_DIR from files, with the store it points into (default: the
   folder above RECORDS_DIR), and makes one fleet item per closed run: its id (the file name), final
   head, total energy (receipts + idle) and outcome (§16.1), ordered by close time then id, so a
   later build over more runs is an append of an earlier one. Builds the
   (hash, energy-sum) tree, signs the receipt (size, root, total, span) with KEYFILE, and writes
   {receipt, items} to FLEET.json. A progress bar goes to stderr.
+  --trust FILE|DID  every record's attestations and receipts must be by one of these hosts
+                    (repeatable; a did:key or a key file); without it, any valid signature counts
 ${EXITS}`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -104,6 +115,7 @@ ${EXITS}`,
       out: { type: "string" },
       store: { type: "string" },
       name: { type: "string" },
+      trust: { type: "string", multiple: true },
       json: { type: "boolean" },
     });
     const dir = positionals[0];
@@ -116,7 +128,11 @@ ${EXITS}`,
       .sort();
     const tick = progress(io, files.length);
     const made = files.map((f, i) => {
-      const r = recordItem(join(dir, f), store);
+      const r = recordItem(
+        join(dir, f),
+        store,
+        values.trust?.map((t) => readPrincipal(t)),
+      );
       tick(i + 1);
       return r;
     });
@@ -132,7 +148,7 @@ ${EXITS}`,
       fleet: values.name ?? "fleet",
       ...(made.length ? span : { start_ms: 0, end_ms: 0 }),
     });
-    writeFileSync(values.out, JSON.stringify({ receipt, items: fleet.items }, null, 2) + "\n");
+    writeJsonOutput(values.out, { receipt, items: fleet.items }, { what: "fleet file" });
     const r = openFleetReceipt(receipt);
     if (values.json) printJson(io, { ...r, out: values.out });
     else
@@ -158,7 +174,7 @@ ${EXITS}`,
     const fleet = buildFleet(f.items);
     const proof = fleet.proveMember(fleet.indexOf(id));
     verifyMembership(openFleetReceipt(f.receipt), proof);
-    if (values.out) writeFileSync(values.out, JSON.stringify(proof, null, 2) + "\n");
+    if (values.out) writeJsonOutput(values.out, proof, { what: "proof file" });
     printJson(io, proof);
     return Promise.resolve(EXIT.ok);
   },
@@ -167,22 +183,29 @@ ${EXITS}`,
 const verify: Command = {
   name: "fleet verify",
   summary: "verify a membership proof against a signed fleet receipt",
-  help: `usage: sbx fleet verify RECEIPT PROOF.json [--host DID]… [--json]
-  RECEIPT is a fleet file or a bare receipt envelope. Checks the receipt's signature (by one of
-  --host when given), then the proof (§16.4): the item is in the fleet and its energy is counted in
-  the signed total.
-${EXITS}`,
+  help: `usage: sbx fleet verify RECEIPT PROOF.json (--trust FILE|DID… | --any-signer) [--json]
+  RECEIPT is a fleet file or a bare receipt envelope. Checks the receipt's signature (by a trusted
+  host), then the proof (§16.4): the item is in the fleet and its energy is counted in the signed
+  total. Each file is refused above 16 MiB before it is read (§2.9).
+${TRUST_HELP}
+  --host DID        the same as --trust (older name)
+  --json            print {valid, trusted, signer, fleet, item, index, size, total_uj}
+${EXITS}; 0 also for UNTRUSTED with --any-signer`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
       host: { type: "string", multiple: true },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
-    const r = openFleetReceipt(receiptOf(readJson(positionals[0], "RECEIPT") as Envelope), values.host);
+    const trust = trustOf(values, values.host);
+    const r = openTrusted(receiptOf(readJson(positionals[0], "RECEIPT")), trust);
     const p = readJson(positionals[1], "PROOF.json") as MembershipProof;
     verifyMembership(r, p);
     if (values.json)
       printJson(io, {
         valid: true,
+        trusted: trust.keys !== null,
+        signer: r.host,
         fleet: r.fleet,
         item: p.item,
         index: p.index,
@@ -191,7 +214,7 @@ ${EXITS}`,
       });
     else
       io.out(
-        `valid: ${p.item.item} is run ${p.index} of ${r.size} in fleet ${r.fleet}; its ${p.item.energy_uj} µJ are counted in the signed ${r.total_uj} µJ`,
+        `${verdict(trust)}: ${p.item.item} is run ${p.index} of ${r.size} in fleet ${r.fleet}; its ${p.item.energy_uj} µJ are counted in the ${r.total_uj} µJ signed by ${r.host}`,
       );
     return Promise.resolve(EXIT.ok);
   },
@@ -200,31 +223,38 @@ ${EXITS}`,
 const consistency: Command = {
   name: "fleet consistency",
   summary: "verify that a later fleet receipt only appended to an earlier one",
-  help: `usage: sbx fleet consistency OLD NEW (--proof PROOF.json | NEW is a fleet file) [--host DID]… [--out PROOF.json] [--json]
+  help: `usage: sbx fleet consistency OLD NEW (--proof PROOF.json | NEW is a fleet file)
+                             (--trust FILE|DID… | --any-signer) [--out PROOF.json] [--json]
   OLD and NEW are fleet files or receipt envelopes. The proof is read from --proof, or made from
-  NEW's items when NEW is a fleet file. Verifies both signatures and the RFC 9162 consistency proof
-  over (hash, sum) nodes (§16.5): same fleet, only appended, totals consistent.
-${EXITS}`,
+  NEW's items when NEW is a fleet file. Verifies both signatures (by trusted hosts) and the RFC 9162
+  consistency proof over (hash, sum) nodes (§16.5): same fleet, only appended, totals consistent.
+${TRUST_HELP}
+  --host DID        the same as --trust (older name)
+${EXITS}; 0 also for UNTRUSTED with --any-signer`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
       proof: { type: "string" },
       host: { type: "string", multiple: true },
       out: { type: "string" },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
-    const older = openFleetReceipt(receiptOf(readJson(positionals[0], "OLD") as Envelope), values.host);
+    const trust = trustOf(values, values.host);
+    const older = openTrusted(receiptOf(readJson(positionals[0], "OLD")), trust);
     const newFile = readJson(positionals[1], "NEW") as FleetFile | Envelope;
-    const newer = openFleetReceipt(receiptOf(newFile), values.host);
+    const newer = openTrusted(receiptOf(newFile), trust);
     let proof: ConsistencyProof;
     if (older.size === 0) proof = { kind: "fleet-consistency", size1: 0, size2: newer.size, path: [] };
     else if (values.proof) proof = readJson(values.proof, "--proof") as ConsistencyProof;
     else if ("items" in newFile) proof = buildFleet(newFile.items).proveConsistency(older.size);
     else throw new UsageError("--proof is required when NEW is a bare receipt");
     verifyFleetConsistency(older, newer, proof);
-    if (values.out) writeFileSync(values.out, JSON.stringify(proof, null, 2) + "\n");
+    if (values.out) writeJsonOutput(values.out, proof, { what: "proof file" });
     if (values.json)
       printJson(io, {
         consistent: true,
+        trusted: trust.keys !== null,
+        signers: [...new Set([older.host, newer.host])],
         fleet: newer.fleet,
         size1: older.size,
         size2: newer.size,
@@ -233,7 +263,7 @@ ${EXITS}`,
       });
     else
       io.out(
-        `consistent: fleet ${newer.fleet} of ${newer.size} (${newer.total_uj} µJ) only appended to ${older.size} (${older.total_uj} µJ)`,
+        `consistent${trust.keys === null ? " (UNTRUSTED)" : ""}: fleet ${newer.fleet} of ${newer.size} (${newer.total_uj} µJ) only appended to ${older.size} (${older.total_uj} µJ); signed by ${[...new Set([older.host, newer.host])].join(", ")}`,
       );
     return Promise.resolve(EXIT.ok);
   },

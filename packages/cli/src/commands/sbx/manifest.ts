@@ -1,7 +1,6 @@
 // `sbx manifest ingest` and `sbx manifest verify` (sandbox-attest §14): devcontainer.json → a signed,
 // content-addressed environment manifest, and its verification.
-import { readFileSync } from "node:fs";
-import { writeFileDurably } from "@sbx/host/store";
+import { isWireError } from "@sbx/wire";
 import {
   ingestManifest,
   isSandboxAttestError,
@@ -12,31 +11,38 @@ import {
 } from "@sbx/sandbox-attest/manifest";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { MAX_JSON_BYTES, readInput, readJsonInput, writeJsonOutput } from "../../files.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
-function readInput(path: string | undefined): Buffer {
-  if (path === undefined) throw new UsageError("a file argument is required");
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
+// line:column (1-based) of a syntax error's offset, from the offsets where lines start (one pass over
+// the source, then a binary search per member: many members of a large file stay linear).
+function lineColumn(starts: readonly number[] | undefined, offset: unknown): string {
+  if (starts === undefined || typeof offset !== "number") return "";
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
   }
+  return ` at ${lo + 1}:${offset - starts[lo]! + 1}`;
 }
 
-// line:column (1-based) of a syntax error's offset in the source text.
-function lineColumn(source: string | undefined, offset: unknown): string {
-  if (source === undefined || typeof offset !== "number") return "";
-  const before = source.slice(0, offset).split("\n");
-  return ` at ${before.length}:${(before.at(-1)?.length ?? 0) + 1}`;
+function lineStarts(source: string): number[] {
+  const starts = [0];
+  for (let i = source.indexOf("\n"); i >= 0; i = source.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
 }
 
 // Prints every offending member of a refusal, one per line; returns the exit code.
 function printRefusal(e: SandboxAttestError, json: boolean, io: Io, source?: string): number {
   if (json) printJson(io, { ok: false, code: e.code, members: e.members });
   else {
+    const starts = source === undefined ? undefined : lineStarts(source);
     io.err(`refused: ${e.code}, ${e.members.length} offending member(s)`);
     for (const m of e.members)
       io.err(
-        `  ${(m.pointer || "(root)").padEnd(40)} ${m.code}${lineColumn(source, (m as { offset?: unknown }).offset)}`,
+        `  ${(m.pointer || "(root)").padEnd(40)} ${m.code}${lineColumn(starts, (m as { offset?: unknown }).offset)}`,
       );
   }
   return e.code === "ManifestParseError" ? EXIT.usage : EXIT.invalid;
@@ -73,7 +79,7 @@ exit: 0 written, 1 refused (members outside the subset), 2 usage error, unreadab
     if (positionals.length !== 1) throw new UsageError("exactly one devcontainer.json is required");
     if (!values.key) throw new UsageError("--key KEYFILE is required");
     const key = readKey(values.key);
-    const source = readInput(positionals[0]);
+    const source = readInput(positionals[0]!, "devcontainer.json", MAX_JSON_BYTES);
     let manifest: Manifest;
     try {
       manifest = ingestManifest(source);
@@ -86,7 +92,7 @@ exit: 0 written, 1 refused (members outside the subset), 2 usage error, unreadab
     }
     const out = values.out ?? "manifest.dsse.json";
     const envelope = signManifest(manifest, key);
-    writeFileDurably(out, JSON.stringify(envelope, null, 2) + "\n");
+    writeJsonOutput(out, envelope, { what: "signed manifest" });
     printAccepted(manifest, { out, signer: key.did }, values.json ?? false, io);
     return Promise.resolve(EXIT.ok);
   },
@@ -95,38 +101,40 @@ exit: 0 written, 1 refused (members outside the subset), 2 usage error, unreadab
 const verify: Command = {
   name: "manifest verify",
   summary: "verify a signed environment manifest (signature, canonical form, declarative subset)",
-  help: `usage: sbx manifest verify <manifest.dsse.json> [--steward DID]… [--json]
-  Checks the DSSE signature, that the payload is canonical (RFC 8785), and that the manifest holds
-  nothing outside the declarative subset of sandbox-attest §14, in normal form, with the address of
-  its environment. Prints the manifest address.
-  --steward DID  require a valid signature by this did:key (repeatable: any one of them)
-  --json         print {ok, address, document, signers, image, ignored} or {ok:false, code, members}
-exit: 0 valid, 1 invalid (bad signature, not canonical, outside the subset), 2 usage or unreadable file`,
+  help: `usage: sbx manifest verify <manifest.dsse.json> (--trust FILE|DID… | --any-signer) [--json]
+  Checks the DSSE signature (by a trusted steward), that the payload is canonical (RFC 8785), and
+  that the manifest holds nothing outside the declarative subset of sandbox-attest §14, in normal
+  form, with the address of its environment. Prints the manifest address, and the verdict on stderr:
+  VALID, or UNTRUSTED with --any-signer, naming the signers. A file above 16 MiB is refused before
+  it is read (§2.9).
+${TRUST_HELP}
+  --steward DID  the same as --trust (older name)
+  --json         print {ok, trusted, address, document, signers, image, ignored} or {ok:false, code, members}
+exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (bad signature, untrusted signer, not
+      canonical, outside the subset), 2 usage error (no --trust), unreadable file or not JSON`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
       steward: { type: "string", multiple: true },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
     if (positionals.length !== 1) throw new UsageError("exactly one manifest file is required");
-    let envelope: unknown;
-    try {
-      envelope = JSON.parse(readInput(positionals[0]).toString("utf8"));
-    } catch (e) {
-      throw e instanceof UsageError ? e : new UsageError(`${positionals[0]} is not JSON`);
-    }
+    const trust = trustOf(values, values.steward);
+    const envelope = readJsonInput(positionals[0]!, "signed manifest");
     const json = values.json ?? false;
     try {
-      const v = verifyManifest(envelope, values.steward);
-      printAccepted(v.manifest, { document: v.document, signers: v.signers }, json, io);
+      const v = verifyManifest(envelope, trust.keys ?? undefined);
+      const trusted = trust.keys !== null;
+      printAccepted(v.manifest, { trusted, document: v.document, signers: v.signers }, json, io);
+      if (!json) io.err(`verdict: ${verdict(trust)}, signed by ${v.signers.join(", ")}`);
       return Promise.resolve(EXIT.ok);
     } catch (e) {
       if (isSandboxAttestError(e)) {
         printRefusal(e, json, io);
         return Promise.resolve(EXIT.invalid);
       }
-      const code = (e as { code?: unknown }).code;
-      if (json && typeof code === "string") {
-        printJson(io, { ok: false, code, members: [] });
+      if (json && isWireError(e)) {
+        printJson(io, { ok: false, code: e.code, members: [] });
         return Promise.resolve(EXIT.invalid);
       }
       throw e;

@@ -1,6 +1,5 @@
 // `sbx policy new|add|remove|show|sign`: exec policies (sandbox-attest §5.5.2), edited as canonical
 // JSON files and signed by the steward into DSSE envelopes.
-import { readFileSync, writeFileSync } from "node:fs";
 import { canonicalize, isDigest, type Digest } from "@sbx/wire";
 import {
   makePolicy,
@@ -14,6 +13,7 @@ import {
 import { hashFile } from "@sbx/host/gate";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { readJsonInput, writeJsonOutput, writeOutput } from "../../files.ts";
 
 /** A policy file as read: the policy, and whether it came signed (and by whom). */
 export interface LoadedPolicy {
@@ -23,11 +23,7 @@ export interface LoadedPolicy {
 }
 
 function readJson(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as unknown;
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
-  }
+  return readJsonInput(path, "policy file");
 }
 
 /** loadPolicy reads a plain policy or a signed envelope (verified, and by `steward` when given). */
@@ -42,7 +38,7 @@ export function loadPolicy(path: string, steward?: string): LoadedPolicy {
 }
 
 function writePolicy(path: string, p: ExecPolicy): void {
-  writeFileSync(path, canonicalize(p) + "\n");
+  writeOutput(path, canonicalize(p) + "\n", { what: "policy file" });
 }
 
 async function digestsOf(args: readonly string[]): Promise<Digest[]> {
@@ -165,7 +161,7 @@ exit: 0 signed, 1 malformed policy, 2 usage error or unreadable key`,
       throw new UsageError("--policy, --key and --out are required");
     const l = loadPolicy(values.policy);
     const kp = readKey(values.key);
-    writeFileSync(values.out, JSON.stringify(signPolicy(l.policy, kp), null, 2) + "\n");
+    writeJsonOutput(values.out, signPolicy(l.policy, kp), { what: "signed policy" });
     summary(io, l.policy, values.json ?? false, { signer: kp.did });
     return Promise.resolve(EXIT.ok);
   },

@@ -1,9 +1,8 @@
 // `sbx pool …`: warm pools (§15) — create a pool of real pre-provisioned sandboxes from a manifest,
 // list them with their accrued energy, claim one into a run (optionally running the run's first
 // interval in it), evict, close, and verify the signed ledger.
-import { readFileSync } from "node:fs";
-import { isDigest, payloadOf, type Digest, type JsonObject } from "@sbx/wire";
-import { ingestManifest } from "@sbx/sandbox-attest/manifest";
+import { isDigest, parseStrict, type Digest, type JsonObject } from "@sbx/wire";
+import { ingestManifest, verifyManifest } from "@sbx/sandbox-attest/manifest";
 import { EVICTION_REASONS, verifyLedger, type EvictionReason } from "@sbx/sandbox-attest/warmpool";
 import {
   claimPoolItem,
@@ -17,6 +16,8 @@ import {
 } from "@sbx/host/pool";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { MAX_JSON_BYTES, readInput } from "../../files.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 const EXITS = "exit: 0 ok / valid, 1 refused (a §15 code), 2 usage error or unusable input";
 
@@ -28,18 +29,15 @@ function joules(uj: string | bigint): string {
 
 function manifestAddress(arg: string): Digest {
   if (isDigest(arg)) return arg;
-  let bytes: Buffer;
+  const bytes = readInput(arg, "manifest", MAX_JSON_BYTES);
+  let env: unknown = null;
   try {
-    bytes = readFileSync(arg);
-  } catch (e) {
-    throw new UsageError(`cannot read manifest ${arg}: ${(e as Error).message}`);
-  }
-  try {
-    const env = JSON.parse(bytes.toString("utf8")) as Record<string, unknown>;
-    if (typeof env.payloadType === "string") return (payloadOf(env as never) as JsonObject).address as Digest;
+    env = parseStrict(bytes);
   } catch {
     /* not a signed manifest: read it as devcontainer.json */
   }
+  if (typeof env === "object" && env !== null && "payloadType" in env)
+    return verifyManifest(env).manifest.address;
   return ingestManifest(bytes).address;
 }
 
@@ -234,27 +232,40 @@ ${EXITS}`,
 const verify: Command = {
   name: "pool verify",
   summary: "verify a pool's signed ledger: chain, signatures, and energy conservation",
-  help: `usage: sbx pool verify DIR [--host DID]… [--closed] [--json]
-  Verifies the ledger from its files (§15.7): every signature by the pool's host (one of --host when
-  given), the hash chain, every entry's accounting, and conservation: drawn = claimed + evicted +
+  help: `usage: sbx pool verify DIR (--trust FILE|DID… | --any-signer) [--closed] [--json]
+  Verifies the ledger from its files (§15.7): every signature, by the pool's host (a trusted host),
+  the hash chain, every entry's accounting, and conservation: drawn = claimed + evicted +
   outstanding. --closed also requires every microjoule attributed (a closed ledger).
-${EXITS}`,
+${TRUST_HELP}
+  --host DID        the same as --trust (older name)
+${EXITS}; 0 also for UNTRUSTED with --any-signer`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
       host: { type: "string", multiple: true },
       closed: { type: "boolean" },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
     const dir = dirArg(positionals);
+    const trust = trustOf(values, values.host);
     const s = openPoolDir(dir);
     const sum = verifyLedger(
       { pool: s.pool, entries: s.entries },
-      { requireClosed: values.closed ?? false, ...(values.host ? { hosts: values.host } : {}) },
+      { requireClosed: values.closed ?? false, ...(trust.keys ? { hosts: trust.keys } : {}) },
     );
     if (values.json)
-      printJson(io, { valid: true, ...sum, claims: sum.claims.length, ledger: poolPaths(dir).ledger });
+      printJson(io, {
+        valid: true,
+        trusted: trust.keys !== null,
+        signers: [sum.host],
+        ...sum,
+        claims: sum.claims.length,
+        ledger: poolPaths(dir).ledger,
+      });
     else {
-      io.out(`valid: pool ${sum.pool_id}, ${sum.entries} entries, head ${sum.head}`);
+      io.out(
+        `${verdict(trust)}: pool ${sum.pool_id}, ${sum.entries} entries, head ${sum.head}, signed by ${sum.host}`,
+      );
       io.out(
         `items: ${sum.items.provisioned} provisioned, ${sum.items.claimed} claimed, ${sum.items.evicted} evicted, ${sum.items.resident} resident`,
       );

@@ -1,13 +1,22 @@
 // `sbx run -- CMD…`: runs a command as a unit and prints its attested record: the energy figure
 // with its provenance, the journal root and the attestation address (sandbox-attest §6, §7, §8).
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
-import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import {
+  EXIT,
+  parseOptions,
+  printJson,
+  UsageError,
+  writeBytes,
+  type Command,
+  type Io,
+} from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { writeJsonOutput, writeOutput } from "../../files.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -79,14 +88,14 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
 function writeOut(dir: string, r: RunUnitResult, unit: unknown): void {
   mkdirSync(dir, { recursive: true });
   const put = (name: string, v: unknown) => {
-    writeFileSync(join(dir, name), JSON.stringify(v, null, 2) + "\n");
+    writeJsonOutput(join(dir, name), v);
   };
   put("unit.json", unit);
   put("attestation.json", r.attestation);
   put("receipt.json", r.receipt.envelope);
   put("journal.json", { head: r.journal.head(), events: r.journal.events });
-  writeFileSync(join(dir, "stdout"), r.stdout);
-  writeFileSync(join(dir, "stderr"), r.stderr);
+  writeOutput(join(dir, "stdout"), r.stdout);
+  writeOutput(join(dir, "stderr"), r.stderr);
 }
 
 export const command: Command = {
@@ -98,7 +107,9 @@ export const command: Command = {
   holds the process start (argv, digest of the binary), stdout/stderr by digest and the exit (§8);
   the meter's reading is a signed energy receipt (§6); the attestation (§7) binds them. Prints the
   energy figure with the provenance of every component, the journal root and the attestation
-  address. The command's output is printed after it ends (stdout to stdout, stderr to stderr).
+  address. The command's output is printed after it ends (stdout to stdout, stderr to stderr; with
+  --json, both to stderr, so stdout holds only the JSON: sbx run --json -- CMD | jq). Everything
+  after -- is the command's, options such as -h included.
   --key FILE       host key file (sbx keygen); default: a fresh key for this run only
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
@@ -107,7 +118,7 @@ export const command: Command = {
   --watch DIR      journal the files CMD creates or changes under DIR (by digest)
   --timeout-ms N   kill the command with SIGKILL after N ms
   --out DIR        write unit.json, attestation.json, receipt.json, journal.json, stdout, stderr
-  --json           print the record as JSON
+  --json           print the record as JSON, and nothing else, on stdout
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -149,8 +160,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       ...(values.watch ? { watch: values.watch } : {}),
     });
     process.off("SIGINT", stop).off("SIGTERM", stop);
-    if (r.stdout.length) process.stdout.write(r.stdout);
-    if (r.stderr.length) process.stderr.write(r.stderr);
+    // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
+    writeBytes(io, values.json ? "err" : "out", r.stdout);
+    writeBytes(io, "err", r.stderr);
     const s = summary(r, id, hostKey.did, level);
     if (values.out) writeOut(values.out, r, unit);
     if (values.json) printJson(io, s);

@@ -3,19 +3,26 @@ import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { FileStore, isHeadArg, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import { CliError } from "../../errors.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
-const help = `usage: sbx verify <record.runrecord> [--store DIR | --record-only] [--head DIGEST] [--host DID]… [--json]
+const help = `usage: sbx verify <record.runrecord> (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
+                  [--head DIGEST] [--json]
   Verifies a durable run record (sandbox-attest §13) from files alone: the record's wire form, every
   head from genesis, phase alternation, snapshot identity at every resume; then every object the
-  record references that the store holds: attestations (signature, unit and grant set, cited head),
-  energy receipts, snapshot trees (every directory and file re-hashed), memory images, manifests.
-  Prints segments, phases, energy (active + idle = total) and the verdict; missing objects are listed.
+  record references that the store holds: attestations (every signature, by a trusted host, unit and
+  grant set, cited head), signed energy receipts (every signature, by the attestation's host, bound
+  to it: §7.5), snapshot trees (every directory and file re-hashed), memory images, manifests.
+  Prints segments, phases, energy (active + idle = total), the signers and the verdict: VALID, or
+  UNTRUSTED with --any-signer; missing objects are listed.
+${TRUST_HELP}
+  --host DID      the same as --trust (older name)
   --store DIR     the store the record points into (default: the store the record file lives in)
   --record-only   check the record file alone, no objects
   --head DIGEST   the head the record must end at (catches a record cut back at a segment boundary)
-  --host DID      every attestation must be signed by one of these hosts (repeatable)
-  --json          print the full report as JSON
-exit: 0 valid, 1 invalid (the code names what broke), 2 usage error, unreadable record or no store`;
+  --json          print the full report as JSON ({valid, trusted, signers, …})
+exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (the code names what broke), 2 usage error
+      (no --trust), unreadable record, or no store`;
 
 function findStore(recordPath: string, given: string | undefined): string | null {
   if (given !== undefined) return given;
@@ -25,7 +32,7 @@ function findStore(recordPath: string, given: string | undefined): string | null
     : null;
 }
 
-function printReport(r: FilesReport, io: Io): void {
+function printReport(r: FilesReport, t: Trust, io: Io): void {
   io.out(`run record  unit ${r.unit_id ?? "?"}  grants ${r.grants_id ?? "?"}`);
   for (const s of r.segments) io.out(`  ${String(s.n).padStart(3)} ${s.kind.padEnd(9)} ${s.detail}`);
   if (r.head !== null) io.out(`head ${r.head}  phase ${r.phase ?? "?"}`);
@@ -48,8 +55,11 @@ function printReport(r: FilesReport, io: Io): void {
   );
   for (const m of r.missing) io.out(`  not in store: ${m}`);
   io.out(
+    `signers: ${r.signers.join(", ") || "none"}${t.keys === null ? " (none trusted: --any-signer)" : ""}`,
+  );
+  io.out(
     r.valid
-      ? "verdict: VALID"
+      ? `verdict: ${verdict(t)}`
       : `verdict: INVALID  ${r.error?.code ?? ""}: ${r.error?.message.replace(/^\w+: /, "") ?? ""}`,
   );
 }
@@ -65,10 +75,13 @@ export const command: Command = {
       head: { type: "string" },
       host: { type: "string", multiple: true },
       json: { type: "boolean" },
+      ...TRUST_OPTIONS,
     });
     if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
+    const trust = trustOf(values, values.host);
     const path = positionals[0]!;
-    if (!existsSync(path) || !statSync(path).isFile()) throw new UsageError(`${path} is not a readable file`);
+    if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
+    if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     if (values.head !== undefined && !isHeadArg(values.head))
       throw new UsageError("--head must be a blake3:<64 hex> digest");
     let store: FileStore | null = null;
@@ -79,15 +92,15 @@ export const command: Command = {
       try {
         store = FileStore.open(root, { readOnly: true });
       } catch (e) {
-        throw new UsageError((e as Error).message);
+        throw new CliError("Unreadable", `cannot open store ${root}: ${(e as Error).message}`, { cause: e });
       }
     }
     const report = verifyRecordFiles(path, store, {
       ...(values.head !== undefined ? { expectHead: values.head } : {}),
-      ...(values.host ? { hosts: values.host } : {}),
+      ...trustedOption(trust, "hosts"),
     });
-    if (values.json === true) printJson(io, report);
-    else printReport(report, io);
+    if (values.json === true) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
+    else printReport(report, trust, io);
     return Promise.resolve(report.valid ? EXIT.ok : EXIT.invalid);
   },
 };

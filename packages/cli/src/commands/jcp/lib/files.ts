@@ -1,29 +1,29 @@
 // Shared by the jcp commands: chain, ledger and revocation-list files, times and counts from the
 // command line, and the printed form of effective grants. Files are written atomically with fsync.
-import { existsSync, readFileSync } from "node:fs";
-import { writeFileDurably } from "@sbx/host/store";
-import { isDidKey, type Envelope } from "@sbx/wire";
-import { RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
+import { existsSync } from "node:fs";
+import type { Envelope } from "@sbx/wire";
+import { resolveChain, RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
+import type { Trust } from "../../../trust.ts";
 import { UsageError } from "../../../command.ts";
-import { readKey } from "../../../keyfile.ts";
+import { readPrincipal } from "../../../keyfile.ts";
+import { readJsonInput, writeJsonOutput } from "../../../files.ts";
 
-/** readJson reads a JSON file; a missing or malformed file is a usage error (exit 2). */
-export function readJson(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as unknown;
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
-  }
+/**
+ * readJson reads a JSON file within the §2.9 limits (refused above 16 MiB before it is read) with the
+ * strict parser; a missing, oversize or malformed file is unusable input (CliError, exit 2).
+ */
+export function readJson(path: string, what = "file"): unknown {
+  return readJsonInput(path, what);
 }
 
 /** writeJson writes a JSON file crash-safely: a temporary file, fsync, rename, fsync of the folder. */
 export function writeJson(path: string, value: unknown): void {
-  writeFileDurably(path, JSON.stringify(value, null, 2) + "\n");
+  writeJsonOutput(path, value);
 }
 
 /** readChain reads a chain file: a JSON list of grant envelopes, root first. */
 export function readChain(path: string): Envelope[] {
-  const v = readJson(path);
+  const v = readJson(path, "chain file");
   if (!Array.isArray(v) || v.length === 0)
     throw new UsageError(`${path} is not a chain file (a JSON list of grant envelopes, root first)`);
   return v as Envelope[];
@@ -33,19 +33,14 @@ export function readChain(path: string): Envelope[] {
 export function readList(path: string | undefined): RevocationList | undefined {
   if (path === undefined) return undefined;
   if (!existsSync(path)) return RevocationList.verify([]);
-  const v = readJson(path);
+  const v = readJson(path, "revocation list");
   if (!Array.isArray(v)) throw new UsageError(`${path} is not a revocation list (a JSON list of envelopes)`);
   return RevocationList.verify(v);
 }
 
-/** principal accepts a did:key, or the path of a key file whose did:key is meant. */
+/** principal accepts a did:key, or the path of a key file (public or private) whose did:key is meant. */
 export function principal(v: string): string {
-  if (v.startsWith("did:")) {
-    const ok: boolean = isDidKey(v);
-    if (!ok) throw new UsageError(`${v.slice(0, 80)} is not an Ed25519 did:key`);
-    return v;
-  }
-  return readKey(v).did;
+  return readPrincipal(v, "principal");
 }
 
 /** timeArg reads a time: Unix epoch milliseconds or an ISO 8601 date; `now` when absent. */
@@ -93,4 +88,14 @@ export function grantLine(g: EffectiveGrant): string {
   const lim = `${b.uj} µJ${b.calls === null ? "" : `, ${b.calls} calls`}${b.wall_ms === null ? "" : `, ${b.wall_ms} ms wall`}`;
   const win = `${new Date(g.nbf_ms).toISOString()} → ${new Date(g.exp_ms).toISOString()}`;
   return `${g.address}\n    ${g.issuer} → ${g.holder}\n    scope ${g.scope.resources.join(" ")} [${g.scope.actions.join(",")}]  budget ${lim}  depth ${g.depth}\n    valid ${win}`;
+}
+
+/**
+ * rootsOf is the trusted roots a chain is verified to: the trust set, or for --any-signer the issuer
+ * of the chain's own root (its signatures and links are still checked; the verdict says UNTRUSTED).
+ */
+export function rootsOf(t: Trust, chain: readonly Envelope[]): string[] {
+  if (t.keys !== null) return [...t.keys];
+  const root = resolveChain(chain.slice(0, 1))[0];
+  return root ? [root.issuer] : [];
 }
