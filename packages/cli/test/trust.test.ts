@@ -36,7 +36,9 @@ const OTHER = testKey("trust-other");
 /** A closed run of one executed interval whose energy receipt is a signed envelope in the store. */
 async function signedReceiptRun(dir: string) {
   const store = FileStore.open(join(dir, "store"), { create: true });
-  const unit = digestBytes(utf8("trust-unit"));
+  // The attestation's subject names the unit descriptor itself (§7.1); any JSON object serves here.
+  const unitDescriptor = { unit: "trust-unit" };
+  const unit = addressOf(unitDescriptor);
   const grants = digestBytes(utf8("trust-grants"));
   const manifest = await store.putObject(canonicalBytes({ image: "debian@sha256:" + "1".repeat(64) }));
   const components = [measure("cpu", "test counter", 1234n)];
@@ -63,6 +65,7 @@ async function signedReceiptRun(dir: string) {
         run_head: id,
       },
       HOST,
+      unitDescriptor,
     ),
   );
   let head = await store.appendSegment(id, id, { kind: "executed", attestation: att });
