@@ -25,12 +25,25 @@ struct interp {
   int known, has;
 };
 
+#define MAX_RO 16
+
 struct gate {
   int fan, notes, proc, hb, lifeline, sfd; // fan: permission events; notes: exec notices
   pid_t self, node_pid, warden, spid;
-  int timeout_ms, stall_ms, enforce, use_cache, marked, nice;
+  int timeout_ms, stall_ms, enforce, use_cache, marked, nice, nro;
   const char *workspace, *cwd;
+  const char *ro[MAX_RO]; // paths made read-only in the sandbox's mount namespace (--read-only)
 };
+
+// Fault injection, compiled only into the test build (build.sh: execgate-asan, -DEXECGATE_FAULTS):
+// FAULT("name") is true when the comma-separated list in $EXECGATE_FAULT names it, so a test can
+// make a call that never fails on a healthy host fail, and check that the helper fails closed.
+#ifdef EXECGATE_FAULTS
+int fault(const char *name);
+#define FAULT(name) fault(name)
+#else
+#define FAULT(name) 0
+#endif
 
 // What the helper counts and reports when the sandbox ends.
 struct counts {
@@ -48,6 +61,9 @@ void cache_put(const struct key *k, struct verdict v);
 void cache_clear(void);
 
 // marks.c: the kernel's half of the cache (ignore masks on allowed inodes).
+// cacheable reports whether the kernel or the stat-keyed cache may stand for this file's content:
+// only a file on a read-only mount with one name, whose bytes nothing in the sandbox can rewrite.
+int cacheable(int fd, const struct stat *st);
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, int also_open);
 int ignore_opens(int fan, int fd, uint64_t mask);
 void quiet_exec(int notes, int fd, const struct key *k);

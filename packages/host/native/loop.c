@@ -131,7 +131,7 @@ static void sandbox_exited(void) {
   emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 "\n",
        WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
        counts.timeouts, cpu_us, counts.kernel_hits, marks_added());
-  fcntl(4, F_SETFL, 0);
+  if (fcntl(4, F_SETFL, 0) != 0) dprintf(2, "execgate: fcntl: %s\n", strerror(errno)); // flush_out(1) polls
   flush_out(1);
   if (write(g->hb, "q", 1) < 0) dprintf(2, "execgate: warden: %s\n", strerror(errno));
   _exit(0);
@@ -148,8 +148,7 @@ static int sleep_ms(int lines_due) {
 
 int gate_loop(struct gate *gate) {
   g = gate;
-  fcntl(3, F_SETFL, O_NONBLOCK);
-  fcntl(4, F_SETFL, O_NONBLOCK);
+  if (fcntl(3, F_SETFL, O_NONBLOCK) != 0 || fcntl(4, F_SETFL, O_NONBLOCK) != 0) stop_sandbox(75);
   emit(1, "r %d %d\n", (int)g->spid, g->marked);
   int64_t beat = 0;
   for (;;) {

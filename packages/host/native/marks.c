@@ -4,6 +4,12 @@
 // (notice.c). The kernel clears an ignore mask when the file is modified (no
 // FAN_MARK_IGNORED_SURV_MODIFY), so a rewritten file is asked about again.
 //
+// Not every write clears a mask: a write through a shared writable mapping, asynchronous I/O or
+// the block device under the file raises no modify event. So masks are set only on files whose
+// bytes nothing in the sandbox can rewrite (cacheable): on a read-only mount, with one name (a
+// second name could sit on a writable mount; an ignore mask is the inode's, whatever the mount).
+// On a writable mount every exec is decided by content (decide.c).
+//
 // A notice of an exec the kernel let through on an ignore mask carries no decision, so the verdict
 // the mask stands for is kept per inode here; a file whose verdict cannot be kept gets no mask. An
 // exec permission event for an inode means the kernel no longer ignores it (the file was modified,
@@ -15,6 +21,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include "gate.h"
 
 #define SLOTS 65536u
@@ -43,6 +50,12 @@ static struct marked *find(uint64_t dev, uint64_t ino, int add) {
     if (!m->used) return add ? m : NULL;
   }
   return NULL;
+}
+
+int cacheable(int fd, const struct stat *st) {
+  struct statvfs vs;
+  if (st->st_nlink != 1 || fstatvfs(fd, &vs) != 0) return 0;
+  return (vs.f_flag & ST_RDONLY) != 0;
 }
 
 int ignore_opens(int fan, int fd, uint64_t mask) {

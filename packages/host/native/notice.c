@@ -17,8 +17,14 @@ void on_notice(const struct fanotify_event_metadata *m) {
   struct stat st;
   struct verdict v;
   struct interp in;
-  if ((m->mask & FAN_OPEN_EXEC) && !is_ours(m->pid) && fstat(m->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      !carry_take(m->pid, &st) && marked_verdict(st.st_dev, st.st_ino, &v)) {
+  if (!(m->mask & FAN_OPEN_EXEC) || is_ours(m->pid)) return (void)close(m->fd);
+  if (FAULT("notice") || fstat(m->fd, &st) != 0) {
+    // It cannot be told whether the kernel let this exec through under a mask: an exec might go
+    // unjournaled, so the sandbox stops.
+    dprintf(2, "execgate: notice: cannot stat; sandbox stopped\n");
+    stop_sandbox(80);
+  }
+  if (S_ISREG(st.st_mode) && !carry_take(m->pid, &st) && marked_verdict(st.st_dev, st.st_ino, &v)) {
     int route = exec_route(m->pid, &st, m->fd, &in);
     counts.kernel_hits++;
     return journal_later(m->fd, 1, route, 'c', v.id, m->pid);

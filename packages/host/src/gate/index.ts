@@ -9,4 +9,10 @@ export type { ElfFacts } from "./elf.ts";
 export { LoaderSet, candidateLoaders } from "./loaders.ts";
 export { runBattery } from "./battery.ts";
 export type { BatteryCase } from "./battery.ts";
-export { HELPER_PATH, EXECVEAT_PROBE_PATH, gateUnavailableReason, assertGateAvailable } from "./helper.ts";
+export {
+  HELPER_PATH,
+  ASAN_HELPER_PATH,
+  EXECVEAT_PROBE_PATH,
+  gateUnavailableReason,
+  assertGateAvailable,
+} from "./helper.ts";

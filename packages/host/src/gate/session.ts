@@ -24,6 +24,12 @@ export interface GateOptions {
   readonly command: readonly string[];
   /** A directory made a dedicated mount in the sandbox (and the default working directory). */
   readonly workspace?: string;
+  /**
+   * Directories made read-only in the sandbox (a read-only bind of each onto itself). Only files on
+   * a read-only mount may be cached, by the helper or by the kernel (§5.5.5); on a writable mount
+   * every exec is decided by content.
+   */
+  readonly readOnly?: readonly string[];
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
   /** How long the kernel may wait for an answer to a miss before it is DENY (default 5000 ms). */
@@ -40,6 +46,8 @@ export interface GateOptions {
   readonly journal?: Journal;
   /** Test hook: never answer misses, so the helper's timeout must deny. */
   readonly withholdAnswers?: boolean;
+  /** Test hook: another build of the helper (the sanitizer build, `ASAN_HELPER_PATH`). */
+  readonly helper?: string;
 }
 
 /** How a gated run ended. */
@@ -88,6 +96,7 @@ function helperArgs(o: GateOptions): string[] {
     String(o.stallMs ?? 2000),
   ];
   if (o.workspace !== undefined) a.push("--workspace", o.workspace);
+  for (const d of o.readOnly ?? []) a.push("--read-only", d);
   const cwd = o.cwd ?? o.workspace;
   if (cwd !== undefined) a.push("--cwd", cwd);
   if (o.cache === false) a.push("--no-cache");
@@ -176,7 +185,7 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
   assertGateAvailable();
   const loaders = o.loaders ?? (await new LoaderSet().loadHost());
   const pipe = o.stdio === "inherit" ? "inherit" : "pipe";
-  const child = spawn(HELPER_PATH, helperArgs(o), {
+  const child = spawn(o.helper ?? HELPER_PATH, helperArgs(o), {
     stdio: ["ignore", pipe, pipe, "pipe", "pipe"],
     env: o.env ?? process.env,
   });

@@ -69,16 +69,24 @@ export function runSh(
   f: Fixture,
   policy: ExecPolicy,
   script: string,
-  extra: { timeoutMs?: number; withholdAnswers?: boolean } = {},
+  extra: {
+    timeoutMs?: number;
+    withholdAnswers?: boolean;
+    readOnly?: readonly string[];
+    helper?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<GateResult> {
   return runGated({
     policy,
     command: ["/bin/sh", "-c", script],
     workspace: f.ws,
     loaders: f.loaders,
-    env: f.env,
+    env: { ...f.env, ...extra.env },
     timeoutMs: extra.timeoutMs ?? 5000,
     ...(extra.withholdAnswers ? { withholdAnswers: true } : {}),
+    ...(extra.readOnly ? { readOnly: extra.readOnly } : {}),
+    ...(extra.helper !== undefined ? { helper: extra.helper } : {}),
   });
 }
 
