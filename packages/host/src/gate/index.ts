@@ -2,6 +2,7 @@
 export { startGate, runGated } from "./session.ts";
 export type { GateOptions, GateResult, GateSession } from "./session.ts";
 export type { GateStats } from "./protocol.ts";
+export { UNKNOWN_PATH } from "./protocol.ts";
 export { hashFile } from "./hash.ts";
 export type { Hashed, StatKey } from "./hash.ts";
 export { elfFacts } from "./elf.ts";

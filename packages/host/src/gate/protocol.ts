@@ -43,6 +43,12 @@ function keyAt(f: readonly string[], i: number): StatKey {
   return { dev: n(0), ino: n(1), size: n(2), mtimeNs: ns(n(3), n(4)), ctimeNs: ns(n(5), n(6)) };
 }
 
+/**
+ * The path of a decision whose file's path the kernel could not give (§5.5.6): the decision is still
+ * journaled, under a name no absolute path can have.
+ */
+export const UNKNOWN_PATH = "(unknown)";
+
 const ROUTES = { direct: "direct", interpreter: "interpreter", loader: "loader" } as const;
 const SOURCES = { c: "cache", n: "hash", t: "timeout" } as const;
 
@@ -65,7 +71,7 @@ export function parseHelperLine(line: string): HelperMessage | null {
         source,
         verdict: Number(f[4]),
         pid: Number(f[5]),
-        path: hex === "-" ? "" : Buffer.from(hex, "hex").toString(),
+        path: hex === "-" ? UNKNOWN_PATH : Buffer.from(hex, "hex").toString(),
       };
     }
     case "x": {

@@ -110,6 +110,8 @@ class Session {
   readonly known = new Map<number, Known>();
   stats: GateStats | null = null;
   exit: { code: number | null; signal: number } | null = null;
+  /** Why a decision could not be journaled; the sandbox is then stopped (fail closed). */
+  failure: string | null = null;
 
   readonly journal: Journal;
   readonly policy: Digest;
@@ -160,8 +162,15 @@ class Session {
 
   on(m: HelperMessage): void {
     if (m.kind === "miss" && !this.o.withholdAnswers) void this.answer(m.id, m.path, m.key);
-    else if (m.kind === "decision") this.record(m);
-    else if (m.kind === "exit") {
+    else if (m.kind === "decision") {
+      try {
+        this.record(m);
+      } catch (e) {
+        // A decision the journal refuses would go unrecorded: nothing more may run.
+        this.failure ??= e instanceof Error ? e.message : String(e);
+        if (!this.ctl.destroyed) this.ctl.write("stop\n");
+      }
+    } else if (m.kind === "exit") {
       this.stats = m.stats;
       this.exit = { code: m.code, signal: m.signal };
     }
@@ -214,6 +223,8 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
   const r = await ready;
   const done = closed.then(({ code }) => {
     ctl.destroy();
+    if (s.failure !== null)
+      throw new HostError("GateFailed", `a decision could not be journaled: ${s.failure}; sandbox stopped`);
     return {
       code: s.exit?.code ?? null,
       signal: s.exit?.signal ?? 0,
