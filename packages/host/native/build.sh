@@ -25,7 +25,7 @@ newer() { # rebuild only when a source (or this script) is newer than the output
   for s in "$@" "${BASH_SOURCE[0]}"; do [[ "$s" -nt "$target" ]] && return 0; done
   return 1
 }
-src=("$here/execgate.c" "$here/loop.c" "$here/decide.c" "$here/notice.c" "$here/lines.c" "$here/cache.c" "$here/marks.c" "$here/route.c")
+src=("$here/execgate.c" "$here/loop.c" "$here/decide.c" "$here/notice.c" "$here/lines.c" "$here/cache.c" "$here/marks.c" "$here/route.c" "$here/watch.c")
 hdr=("$here/gate.h" "$here/route.h" "$here/loop.h")
 build() { # build NAME FLAGS… -- SOURCES…
   local name="$1"; shift

@@ -27,9 +27,6 @@ struct req {
   struct key k;
 };
 
-// Set once a loader has run as a program: from then on no ELF file gets an ignore mask for plain
-// opens, so every file a loader maps is asked about while the loader waits.
-static int loader_seen;
 static struct pend pends[MAXPEND];
 static struct req reqs[MAXREQ];
 static int next_id = 1;
@@ -67,12 +64,6 @@ static void finish(struct pend *p, int allow, int journaled, char src, uint32_t 
   npend--;
 }
 
-// A loader is running as a program: drop every ignore mask, so the files it maps are asked about.
-static void loaders_running(void) {
-  loader_seen = 1;
-  marks_flush(g->fan);
-}
-
 // With the cache on, an allowed file that names an interpreter gets an ignore mask: the kernel stops
 // asking (marks.c), and its notices journal its execs. Files that name none (loaders, static
 // programs) are asked about on every exec, so that each exec has a permission event: the loader's
@@ -82,7 +73,7 @@ static void remember(struct pend *p, struct verdict f) {
   if (!g->use_cache || !f.allow || !p->exec || !p->ro) return;
   if (f.loader || !p->in.has) quiet_exec(g->notes, p->fd, &p->fk);
   // This open's notice will find the mask: the carry tells it the open was journaled here.
-  else if (mark_exec(g->fan, p->fd, &p->fk, f, !(loader_seen && f.elf))) carry_put(p->pid, &p->fk);
+  else if (mark_exec(g->fan, p->fd, &p->fk, f, 1)) carry_put(p->pid, &p->fk);
 }
 
 // The content decision of an exec, or of a file a loader running as a program maps.
@@ -90,6 +81,8 @@ static void decided(struct pend *p, struct verdict f) {
   char src = p->asked ? 'n' : 'c';
   if (!p->asked) counts.hits++;
   remember(p, f);
+  // A loader's mapping journaled here: its notice of the open (watch.c) must not journal it again.
+  if (!p->exec && f.allow && loaders_tracked()) carry_put(p->pid, &p->fk);
   finish(p, f.allow, 1, src, f.id);
 }
 
@@ -133,9 +126,9 @@ static int lookup(const struct key *k, int cached, int have, struct verdict hv, 
 // With the cache on, the file's verdict is learnt once so the kernel can skip its later opens.
 static void open_by_program(struct pend *p) {
   struct verdict f;
-  if (g->use_cache && !loader_seen && p->ro) {
+  if (g->use_cache && p->ro) {
     if (!lookup(&p->fk, 1, p->have_f, p->vf, &f)) return ask(p, &p->fk, "/proc/%d/fd/%d", (int)g->self, p->fd);
-    if (f.allow) ignore_opens(g->fan, p->fd, FAN_OPEN_PERM);
+    if (f.allow) mark_open(g->fan, p->fd, &p->fk, f);
   }
   finish(p, 1, 0, 'c', 0);
 }
@@ -149,11 +142,12 @@ static void evaluate(struct pend *p) {
     // The exec of a new program opens it once more before the executable changes: that open is
     // the exec's, decided and journaled as such, not a mapping by the loader.
     if (in_execve(g->proc, p->pid)) return finish(p, 1, 0, 'c', 0);
-    if (!loader_seen) loaders_running(); // a loader runs whose exec was not seen as direct
+    loader_runs(p->pid, &p->ek); // a loader runs whose exec was not seen as direct
   }
   if (!lookup(&p->fk, p->ro, p->have_f, p->vf, &v)) return ask(p, &p->fk, "/proc/%d/fd/%d", (int)g->self, p->fd);
   if (!p->exec && !v.elf) return finish(p, 1, 0, 'c', 0);
-  if (p->exec && v.loader && p->route == ROUTE_DIRECT && !loader_seen) loaders_running();
+  // A loader about to run as a program: tracked before it runs (watch.c), for its mappings.
+  if (p->exec && v.loader && p->route == ROUTE_DIRECT && v.allow) loader_runs(p->pid, &p->fk);
   decided(p, v);
 }
 
@@ -183,6 +177,7 @@ static void undecidable(const struct fanotify_event_metadata *m, int exec) {
 void on_permission(const struct fanotify_event_metadata *m) {
   struct stat st;
   if (is_ours(m->pid)) return answer(m->fd, 1);
+  counts.permission++;
   int exec = (m->mask & FAN_OPEN_EXEC_PERM) != 0;
   if (FAULT("fstat") || fstat(m->fd, &st) != 0) return undecidable(m, exec);
   if (!S_ISREG(st.st_mode)) {
@@ -205,8 +200,9 @@ void on_permission(const struct fanotify_event_metadata *m) {
     if (p->ro) ignore_opens(g->fan, m->fd, FAN_OPEN_PERM);
     return finish(p, 1, 0, 'c', 0);
   }
+  // The kernel asked: no mask of ours for this kind of open holds on this inode.
+  unmark(st.st_dev, st.st_ino, exec, (m->mask & FAN_OPEN_PERM) != 0);
   if (p->exec) {
-    unmark(st.st_dev, st.st_ino); // the kernel asked: no exec mask of ours holds on this inode
     p->route = exec_route(m->pid, &st, m->fd, &p->in);
   } else {
     char exe[32];

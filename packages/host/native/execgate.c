@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "gate.h"
+#include "loop.h"
 
 static struct gate G;
 
@@ -154,6 +155,7 @@ static void mark_all_mounts(void) {
     unescape(mnt);
     if (fanotify_mark(G.fan, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, mnt) == 0) {
       if (fanotify_mark(G.notes, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_EXEC, AT_FDCWD, mnt) != 0) die("fanotify_mark notices");
+      watch_mount(mnt);
       G.marked++;
       continue;
     }

@@ -47,7 +47,7 @@ int fault(const char *name);
 
 // What the helper counts and reports when the sandbox ends.
 struct counts {
-  uint64_t hits, misses, denies, timeouts, kernel_hits;
+  uint64_t hits, misses, denies, timeouts, kernel_hits, permission; // permission: events answered
 };
 
 int64_t now_ms(void);
@@ -67,8 +67,10 @@ int cacheable(int fd, const struct stat *st);
 int mark_exec(int fan, int fd, const struct key *k, struct verdict v, int also_open);
 int ignore_opens(int fan, int fd, uint64_t mask);
 void quiet_exec(int notes, int fd, const struct key *k);
-void unmark(uint64_t dev, uint64_t ino);
+void unmark(uint64_t dev, uint64_t ino, int exec, int open);
 int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v);
+int mark_open(int fan, int fd, const struct key *k, struct verdict v);
+int open_verdict(uint64_t dev, uint64_t ino, struct verdict *v);
 void marks_flush(int fan);
 uint64_t marks_added(void);
 

@@ -3,7 +3,7 @@
 // (notice.c), heartbeats the warden, and ends when the sandbox's pid 1 exits. Protocol (text lines):
 //   helper → node (fd 4): r <spid> <marked> | m <id> <path> <key…> | d <allow> <route> <src> <vid>
 //                         <pid> <hexpath> | x <code> <signal> <hits> <misses> <denies> <timeouts> <cpu_us>
-//                         <kernel_hits> <marks>
+//                         <kernel_hits> <marks> <permission>
 //   node → helper (fd 3): v <id> <allow> <elf> <loader> | stop | flush
 // <key…> is dev ino size mtime_s mtime_ns ctime_s ctime_ns; src is c (cache), n (node), t (timeout);
 // <vid> is the id of the v line whose verdict decided (0 for a timeout).
@@ -64,6 +64,7 @@ static void read_notices(void) {
     n = read(g->notes, buf, sizeof buf);
     if (n > 0) handle(buf, n);
   } while (n > 0 && FILLED(n, buf));
+  loaders_check(); // after the batch: a process's notices are read before it stops counting
   notices_at = now_ms() + NOTICE_MS;
 }
 
@@ -128,9 +129,10 @@ static void sandbox_exited(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   int64_t cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-  emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 "\n",
+  emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
        WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
-       counts.timeouts, cpu_us, counts.kernel_hits, marks_added());
+       counts.timeouts, cpu_us, counts.kernel_hits, marks_added(),
+       counts.permission);
   if (fcntl(4, F_SETFL, 0) != 0) dprintf(2, "execgate: fcntl: %s\n", strerror(errno)); // flush_out(1) polls
   flush_out(1);
   if (write(g->hb, "q", 1) < 0) dprintf(2, "execgate: warden: %s\n", strerror(errno));

@@ -35,6 +35,8 @@ export interface GateStats {
   readonly kernelHits: number;
   /** Ignore masks the helper set for execs. */
   readonly marks: number;
+  /** Permission events the helper answered for the sandbox (each one a process waited on). */
+  readonly permissionEvents: number;
 }
 
 function keyAt(f: readonly string[], i: number): StatKey {
@@ -76,20 +78,14 @@ export function parseHelperLine(line: string): HelperMessage | null {
     }
     case "x": {
       const code = Number(f[1]);
-      const [hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks] = f.slice(3, 10).map(Number) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
+      const [hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks, permissionEvents] = f
+        .slice(3, 11)
+        .map(Number) as [number, number, number, number, number, number, number, number];
       return {
         kind: "exit",
         code: code < 0 ? null : code,
         signal: Number(f[2]),
-        stats: { hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks },
+        stats: { hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks, permissionEvents },
       };
     }
     default:
