@@ -164,9 +164,9 @@ static struct pend *new_pend(void) {
 
 // An open the helper cannot decide by content is refused and journaled (source and rule timeout:
 // no digest): a file it cannot stat or read, an exec of anything but a regular file, and a block
-// device where the kernel asks about one (its blocks are a write path under the gate; kernels from
-// 6.14 raise no permission event for device files, so the sandbox must hold none, and CAP_MKNOD
-// is dropped: execgate.c).
+// device where the kernel asks about one (its blocks are a write path under the gate; recent
+// kernels, 6.18 measured, raise no permission event for device files, so the sandbox must hold
+// none, and CAP_MKNOD is dropped: execgate.c).
 static void undecidable(const struct fanotify_event_metadata *m, int exec) {
   counts.denies++;
   if (exec) expect_clear(m->pid);
