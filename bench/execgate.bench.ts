@@ -62,7 +62,7 @@ async function loopOnce(mode: Mode, loaders: LoaderSet): Promise<Sample> {
   const sandbox = times.map(seconds).reduce((a, b) => a + b, 0);
   const helper = (r.stats?.helperCpuUs ?? 0) / 1e6;
   const nodeCpu = (node.user + node.system) / 1e6;
-  const asked = ((r.stats?.hits ?? 0) + (r.stats?.misses ?? 0)) / (N + 50);
+  const asked = (r.stats?.permissionEvents ?? 0) / (N + 50);
   const unasked = (r.stats?.kernelHits ?? 0) / (N + 50);
   return {
     wall: Number(ns) / 1e9,

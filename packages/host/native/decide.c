@@ -187,7 +187,7 @@ void on_permission(const struct fanotify_event_metadata *m) {
   int elf = exec ? 1 : is_elf(m->fd);
   if (elf < 0) return undecidable(m, exec);
   struct pend *p = new_pend();
-  if (!p) return answer(m->fd, 0);
+  if (!p) return undecidable(m, exec); // more opens waiting than the table holds
   p->fd = m->fd;
   p->pid = m->pid;
   p->deadline = now_ms() + g->timeout_ms;
@@ -209,7 +209,7 @@ void on_permission(const struct fanotify_event_metadata *m) {
     struct stat es;
     snprintf(exe, sizeof exe, "%d/exe", (int)m->pid);
     p->route = ROUTE_LOADER;
-    if (fstatat(g->proc, exe, &es, 0) != 0) return finish(p, 0, 0, 'c', 0);
+    if (fstatat(g->proc, exe, &es, 0) != 0) return finish(p, 0, 1, 't', 0); // whose open? refused, journaled
     key_of(&es, &p->ek);
   }
   evaluate(p);

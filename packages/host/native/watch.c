@@ -30,13 +30,13 @@ static struct {
   struct key loader; // the executable the process must still have to count
 } tracked[TRACKED];
 static int ntracked, opens_on;
-static char *mounts[MOUNTS];
+static int mounts[MOUNTS]; // O_PATH descriptors of the marked mounts (paths may since be covered)
 static int nmounts;
 static ino_t sandbox_ns;
 
 void watch_mount(const char *path) {
-  if (nmounts == MOUNTS || !(mounts[nmounts] = strdup(path))) {
-    dprintf(2, "execgate: too many mounts to watch\n");
+  if (nmounts == MOUNTS || (mounts[nmounts] = open(path, O_PATH | O_CLOEXEC)) < 0) {
+    dprintf(2, "execgate: cannot keep mount %s: %s\n", path, strerror(errno));
     _exit(70);
   }
   nmounts++;
@@ -46,10 +46,12 @@ void watch_mount(const char *path) {
 // loader's mappings could go unjournaled).
 static void opens(int on) {
   if (opens_on == on) return;
+  char link[32];
   for (int i = 0; i < nmounts; i++)
-    if (FAULT("watch") ||
-        fanotify_mark(g->notes, (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_MOUNT, FAN_OPEN, AT_FDCWD, mounts[i]) != 0) {
-      dprintf(2, "execgate: notices of opens on %s: %s; sandbox stopped\n", mounts[i], strerror(errno));
+    // Through the host's /proc: fanotify_mark takes no O_PATH descriptor itself, but its link.
+    if (snprintf(link, sizeof link, "self/fd/%d", mounts[i]) < 0 || FAULT("watch") ||
+        fanotify_mark(g->notes, (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_MOUNT, FAN_OPEN, g->proc, link) != 0) {
+      dprintf(2, "execgate: notices of opens: %s; sandbox stopped\n", strerror(errno));
       stop_sandbox(81);
     }
   opens_on = on;

@@ -113,6 +113,16 @@ describe("fail closed when a call fails (fault hooks of the test build)", () => 
     assert.ok(!r.stdout.includes("never"));
   });
 
+  test(
+    "the notices of a loader's opens cannot be switched on: the sandbox stops",
+    { timeout: 30_000 },
+    async () => {
+      const r = await asan(`${LOADER} /usr/bin/true; sleep 5; echo never`, "watch");
+      assert.equal(r.helperCode, 81, r.stderr);
+      assert.ok(!r.stdout.includes("never"));
+    },
+  );
+
   test("a decision whose path cannot be read is still journaled", { timeout: 30_000 }, async () => {
     const r = await asan("./denied m; exit 0", "readlink");
     assert.equal(r.helperCode, 0, r.stderr);
