@@ -9,7 +9,14 @@ import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import type { ExecDecision } from "@sbx/sandbox-attest/journal";
-import { HELPER_PATH, LoaderSet, hashFile, runGated, type GateResult } from "@sbx/host/gate";
+import {
+  ASAN_HELPER_PATH,
+  HELPER_PATH,
+  LoaderSet,
+  hashFile,
+  runGated,
+  type GateResult,
+} from "@sbx/host/gate";
 
 /** The dynamic loader of this host's /bin/sh. */
 export const LOADER = "/lib64/ld-linux-x86-64.so.2";
@@ -115,14 +122,14 @@ export function pidsInNamespace(ns: string): number[] {
   return out;
 }
 
-/** helperProcesses lists live gate helper processes whose environment carries `tag`. */
+/** helperProcesses lists live gate helper processes (either build) whose environment carries `tag`. */
 export function helperProcesses(tag: string): number[] {
   const out: number[] = [];
   for (const n of readdirSync("/proc")) {
     if (!/^\d+$/.test(n)) continue;
     try {
       if (
-        readlinkSync(`/proc/${n}/exe`) === HELPER_PATH &&
+        [HELPER_PATH, ASAN_HELPER_PATH].includes(readlinkSync(`/proc/${n}/exe`)) &&
         readFileSync(`/proc/${n}/environ`, "latin1").includes(`SBX_GATE_TEST_TAG=${tag}`)
       )
         out.push(Number(n));
