@@ -304,6 +304,12 @@ static void sandbox_init(int lifeline, char **argv) {
   drop_caps();
   refuse_namespaces();
   if (G.cwd && chdir(G.cwd) != 0) _exit(72);
+  // Nothing but stdio reaches the command, whatever close-on-exec flags others set: a descriptor
+  // from outside is a way out (a directory's opens the host's tree).
+  if (FAULT("closefds") || close_range(3, ~0U, 0) != 0) {
+    dprintf(2, "execgate: close_range: %s\n", strerror(errno));
+    _exit(71);
+  }
   execvp(argv[0], argv);
   dprintf(2, "execgate: exec %s: %s\n", argv[0], strerror(errno));
   _exit(errno == EACCES || errno == EPERM ? 126 : 127);

@@ -136,6 +136,7 @@ describe("fail closed when a call fails (fault hooks of the test build)", () => 
     ["capdrop", "a capability cannot be dropped"],
     ["seccomp", "the seccomp filter cannot be installed"],
     ["procro", "/proc/sys cannot be made read-only"],
+    ["closefds", "the descriptors beyond stdio cannot be closed"],
   ] as const)
     test(`${what}: the command never runs`, { timeout: 30_000 }, async () => {
       const r = await asan("echo never", fault);

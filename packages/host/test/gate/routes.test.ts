@@ -110,6 +110,12 @@ describe("routes around the marks", () => {
     assert.ok(!existsSync(join(f.ws, "blk")), "no node was made");
   });
 
+  test("nothing but stdio is open when the command starts", { timeout: 30_000 }, async () => {
+    // ls's own: stdio and the directory it lists (3); anything else came from outside.
+    const r = await runSh(f, policy, "ls /proc/self/fd > fds.txt; sort -n fds.txt | tr '\\n' ' '");
+    assert.equal(r.stdout.trim(), "0 1 2 3", r.stdout + r.stderr);
+  });
+
   test("the kernel's settings (core_pattern) cannot be written", { timeout: 30_000 }, async () => {
     // The same value is written back, so a host where this is not refused is left as it was.
     const r = await runSh(
