@@ -130,7 +130,9 @@ static void unescape(char *s) {
 // Marks every mount of this (private) namespace; a mount that can hold executables and cannot be
 // marked is fatal: the sandbox never starts unguarded.
 static void mark_all_mounts(void) {
-  FILE *f = fopen("/proc/self/mountinfo", "re");
+  // Through the host's /proc: the namespace's own /proc may be another pid namespace's.
+  int mfd = openat(G.proc, "self/mountinfo", O_RDONLY | O_CLOEXEC);
+  FILE *f = mfd < 0 ? NULL : fdopen(mfd, "r");
   if (!f) die("mountinfo");
   char *line = NULL;
   size_t cap = 0;
@@ -352,6 +354,57 @@ static void setup_namespace(void) {
   if (G.enforce) mark_all_mounts();
 }
 
+// --attach PID: the sandbox was built by someone else (bubblewrap, say) and PID is a process of it
+// whose mounts are final. The helper joins its mount namespace and marks every mount there, sets
+// vm.memfd_noexec=2 in its pid namespace, and guards it as its own: the warden kills PID when the
+// helper dies, and the run ends when PID exits. Capabilities, seccomp, /proc/sys and descriptors
+// are then the builder's to restrict (sandbox-attest §5.5.5).
+static void memfd_noexec_in(pid_t pid) {
+  char p[48];
+  snprintf(p, sizeof p, "%d/ns/pid", (int)pid);
+  int ns = openat(G.proc, p, O_RDONLY | O_CLOEXEC);
+  if (ns < 0) die("pid namespace");
+  pid_t c = fork();
+  if (c < 0) die("fork");
+  if (c == 0) { // joins the namespace for its children; a grandchild writes the setting there
+    if (setns(ns, CLONE_NEWPID) != 0) _exit(1);
+    pid_t gc = fork();
+    if (gc < 0) _exit(1);
+    if (gc == 0) {
+      int fd = openat(G.proc, "sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+      _exit(fd >= 0 && write(fd, "2", 1) == 1 ? 0 : 1);
+    }
+    int st = 0;
+    _exit(waitpid(gc, &st, 0) == gc && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+  }
+  int st = 0;
+  if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    errno = EPERM;
+    die("vm.memfd_noexec=2 in the sandbox");
+  }
+  close(ns);
+}
+
+static void attach(void) {
+  G.proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (G.proc < 0) die("open /proc");
+  char p[48];
+  snprintf(p, sizeof p, "%d/ns/mnt", (int)G.attach);
+  int mnt = openat(G.proc, p, O_RDONLY | O_CLOEXEC);
+  if (mnt < 0) die("mount namespace");
+  G.spid = G.attach;
+  G.sfd = pidfd_open(G.attach);
+  if (G.sfd < 0) die("pidfd_open");
+  memfd_noexec_in(G.attach);
+  if (setns(mnt, CLONE_NEWNS) != 0) die("setns mount");
+  close(mnt);
+  if (G.enforce) mark_all_mounts();
+  char msg[1 + sizeof(pid_t)];
+  msg[0] = 'S';
+  memcpy(msg + 1, &G.spid, sizeof G.spid);
+  if (write(G.hb, msg, sizeof msg) != (ssize_t)sizeof msg) die("warden");
+}
+
 static void parse_args(int argc, char **argv, int *cmd) {
   G.timeout_ms = 5000;
   G.stall_ms = 2000;
@@ -369,15 +422,16 @@ static void parse_args(int argc, char **argv, int *cmd) {
     else if (strcmp(a, "--workspace") == 0) G.workspace = v, i++;
     else if (strcmp(a, "--cwd") == 0) G.cwd = v, i++;
     else if (strcmp(a, "--read-only") == 0 && G.nro < MAX_RO) G.ro[G.nro++] = v, i++;
+    else if (strcmp(a, "--attach") == 0 && atoi(v) > 0) G.attach = atoi(v), i++;
     else if (strcmp(a, "--no-cache") == 0) G.use_cache = 0;
     else if (strcmp(a, "--no-gate") == 0) G.enforce = 0;
     else goto usage;
   }
-  if (i + 1 >= argc) goto usage;
+  if (G.attach ? i + 1 != argc && i != argc : i + 1 >= argc) goto usage; // --attach takes no command
   *cmd = i + 1;
   return;
 usage:
-  dprintf(2, "usage: execgate [--node-pid P] [--timeout-ms T] [--stall-ms S] [--workspace DIR] [--cwd DIR] [--read-only DIR]… [--no-cache] "
+  dprintf(2, "usage: execgate [--node-pid P] [--timeout-ms T] [--stall-ms S] [--workspace DIR] [--cwd DIR] [--read-only DIR]… [--attach PID] [--no-cache] "
              "[--no-gate] -- command [args…]\n");
   _exit(64);
 }
@@ -426,7 +480,10 @@ int main(int argc, char **argv) {
   errno = 0;
   G.nice = getpriority(PRIO_PROCESS, 0);
   if (errno != 0 || setpriority(PRIO_PROCESS, 0, -10) != 0) die("setpriority");
-  setup_namespace();
-  start_sandbox(argv + cmd);
+  if (G.attach) attach();
+  else {
+    setup_namespace();
+    start_sandbox(argv + cmd);
+  }
   return gate_loop(&G);
 }

@@ -29,7 +29,7 @@ struct interp {
 
 struct gate {
   int fan, notes, proc, hb, lifeline, sfd; // fan: permission events; notes: exec notices
-  pid_t self, node_pid, warden, spid;
+  pid_t self, node_pid, warden, spid, attach; // attach: a process of a sandbox built elsewhere
   int timeout_ms, stall_ms, enforce, use_cache, marked, nice, nro;
   const char *workspace, *cwd;
   const char *ro[MAX_RO]; // paths made read-only in the sandbox's mount namespace (--read-only)

@@ -120,7 +120,8 @@ static void read_ctl(void) {
 
 static void sandbox_exited(void) {
   int st = 0;
-  waitpid(g->spid, &st, 0);
+  // An attached sandbox's process is not our child: its status is its builder's to report (-1).
+  if (waitpid(g->spid, &st, 0) != g->spid) st = -1;
   // Every process of the pid namespace has exited by now; journal what they queued before.
   read_events();
   read_notices_now();
@@ -130,7 +131,7 @@ static void sandbox_exited(void) {
   getrusage(RUSAGE_SELF, &ru);
   int64_t cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
   emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-       WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
+       st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1, st != -1 && WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
        counts.timeouts, cpu_us, counts.kernel_hits, marks_added(),
        counts.permission);
   if (fcntl(4, F_SETFL, 0) != 0) dprintf(2, "execgate: fcntl: %s\n", strerror(errno)); // flush_out(1) polls

@@ -21,7 +21,14 @@ import { onLines, parseHelperLine, verdictLine, type GateStats, type HelperMessa
 /** What to run under the gate. */
 export interface GateOptions {
   readonly policy: ExecPolicy;
+  /** What the helper starts in its own sandbox; empty with `attach`. */
   readonly command: readonly string[];
+  /**
+   * A process of a sandbox built elsewhere (bubblewrap, say) whose mounts are final: the helper
+   * joins its mount namespace and marks every mount there instead of starting `command` (§5.5.5).
+   * `workspace`, `readOnly` and `cwd` are then the builder's; the run ends when that process exits.
+   */
+  readonly attach?: number;
   /** A directory made a dedicated mount in the sandbox (and the default working directory). */
   readonly workspace?: string;
   /**
@@ -101,6 +108,7 @@ function helperArgs(o: GateOptions): string[] {
   if (cwd !== undefined) a.push("--cwd", cwd);
   if (o.cache === false) a.push("--no-cache");
   if (o.enforce === false) a.push("--no-gate");
+  if (o.attach !== undefined) a.push("--attach", String(o.attach));
   return [...a, "--", ...o.command];
 }
 
