@@ -1,10 +1,12 @@
 // Exec gate (sandbox-attest §5.5): per-exec overhead on a loop of 2,000 execs of /bin/true in the
 // sandbox, with no gate (the anchor: same namespaces, no fanotify marks), the gate with a warm
 // cache, and the gate with no cache (every decision hashed by Node); then the gate's hash throughput
-// on a 256 MiB binary against b3sum, and the first (cold) and second (warm) exec of that binary.
+// on a 256 MiB binary against b3sum, and the first (cold) and second (warm) exec of that binary. The
+// system (/usr, /etc) is read-only in the sandbox, as §5.1 has it: only files on a read-only mount are
+// cached (§5.5.5), so the big binary's second exec is measured on a read-only and a writable mount.
 import { spawnSync } from "node:child_process";
 import { closeSync, copyFileSync, chmodSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { randomFillSync } from "node:crypto";
 import { makePolicy } from "@sbx/sandbox-attest/execpolicy";
 import { gateUnavailableReason, hashFile, LoaderSet, runGated } from "@sbx/host/gate";
@@ -46,6 +48,7 @@ async function loopOnce(mode: Mode, loaders: LoaderSet): Promise<Sample> {
     policy: makePolicy("denylist"),
     command: ["/bin/sh", "-c", LOOP],
     workspace: tmp,
+    readOnly: ["/usr", "/etc"],
     loaders,
     enforce: mode !== "none",
     cache: mode !== "cold",
@@ -59,7 +62,7 @@ async function loopOnce(mode: Mode, loaders: LoaderSet): Promise<Sample> {
   const sandbox = times.map(seconds).reduce((a, b) => a + b, 0);
   const helper = (r.stats?.helperCpuUs ?? 0) / 1e6;
   const nodeCpu = (node.user + node.system) / 1e6;
-  const asked = ((r.stats?.hits ?? 0) + (r.stats?.misses ?? 0)) / (N + 50);
+  const asked = (r.stats?.permissionEvents ?? 0) / (N + 50);
   const unasked = (r.stats?.kernelHits ?? 0) / (N + 50);
   return {
     wall: Number(ns) / 1e9,
@@ -104,12 +107,13 @@ async function hashSeconds(path: string): Promise<number> {
   return median(xs);
 }
 
-async function bigExec(path: string, loaders: LoaderSet): Promise<[number, number]> {
+async function bigExec(path: string, loaders: LoaderSet, readOnly: boolean): Promise<[number, number]> {
   const script = `s=$(date +%s%N); ${path}; m=$(date +%s%N); ${path}; e=$(date +%s%N); echo $((m-s)) $((e-m))`;
   const r = await runGated({
     policy: makePolicy("denylist"),
     command: ["/bin/sh", "-c", script],
     workspace: tmp,
+    readOnly: readOnly ? [dirname(path)] : [],
     loaders,
     timeoutMs: 30_000,
   });
@@ -169,7 +173,8 @@ export default async function execgate(): Promise<void> {
       `  warm-cache overhead: wall ${(((warm.wall - none.wall) / none.wall) * 100).toFixed(1)}%, cpu ${(((warm.cpu - none.cpu) / none.cpu) * 100).toFixed(1)}% (goal: under 10%)`,
     );
     await peer();
-    const big = join(tmp, "big-binary");
+    mkdirSync(join(tmp, "ro"));
+    const big = join(tmp, "ro", "big-binary");
     makeBig(big);
     const size = 256 * (1 << 20);
     const gate = await hashSeconds(big);
@@ -185,9 +190,21 @@ export default async function execgate(): Promise<void> {
       b3 === null ? undefined : gate / b3,
       "b3sum time",
     );
-    const [first, second] = await bigExec(big, loaders);
+    const [first, second] = await bigExec(big, loaders, true);
     row("first exec of the 256 MiB binary (miss: hash)", `${(first * 1e3).toFixed(1)} ms`);
-    row("second exec (cache hit)", `${(second * 1e3).toFixed(2)} ms`, second / first, "first exec");
+    row(
+      "second exec, read-only mount (cache hit)",
+      `${(second * 1e3).toFixed(2)} ms`,
+      second / first,
+      "first exec",
+    );
+    const [, again] = await bigExec(big, loaders, false);
+    row(
+      "second exec, writable mount (hashed again)",
+      `${(again * 1e3).toFixed(2)} ms`,
+      again / first,
+      "first exec",
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     spawnSync("sync");

@@ -25,22 +25,36 @@ static size_t out_len, out_cap;
 static int64_t flush_at;
 static int urgent;
 
-void emit(int now, const char *fmt, ...) {
-  char line[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (n < 0 || n >= (int)sizeof line) return;
-  if (out_len + (size_t)n > out_cap) {
-    out_cap = (out_len + (size_t)n) * 2;
-    if (out_cap > OUT_MAX || !(out = realloc(out, out_cap))) {
-      kill(g->spid, SIGKILL); // the journal cannot keep up
-      _exit(74);
-    }
+// Room for `more` bytes; a journal that cannot keep up stops the sandbox rather than lose a line.
+static void reserve(size_t more) {
+  if (out_len + more <= out_cap) return;
+  size_t cap = (out_len + more) * 2;
+  char *grown = cap > OUT_MAX ? NULL : realloc(out, cap);
+  if (!grown) {
+    kill(g->spid, SIGKILL);
+    _exit(74);
   }
+  out = grown;
+  out_cap = cap;
+}
+
+// Lines of any length are formatted straight into the buffer: none is dropped (a decision line's
+// path, in hex, can be twice PATH_MAX).
+void emit(int now, const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || FAULT("emit")) {
+    va_end(aq);
+    kill(g->spid, SIGKILL); // a line that cannot be formatted is a decision that cannot be journaled
+    _exit(74);
+  }
+  reserve((size_t)n + 1);
+  vsnprintf(out + out_len, (size_t)n + 1, fmt, aq);
+  va_end(aq);
   if (out_len == 0) flush_at = now_ms() + FLUSH_MS;
-  memcpy(out + out_len, line, (size_t)n);
   out_len += (size_t)n;
   urgent |= now;
 }
@@ -81,12 +95,15 @@ struct pending {
 static struct pending pending[PENDING];
 static int npending;
 
+// The path travels in hex; where the kernel cannot give one (a path longer than a page, say), the
+// line still goes, with "-".
 static void write_line(const struct pending *j) {
   static const char digits[] = "0123456789abcdef";
-  char link[64], path[PATH_MAX], hex[2 * PATH_MAX + 1];
+  static char path[2 * PATH_MAX], hex[4 * PATH_MAX + 1];
+  char link[64];
   snprintf(link, sizeof link, "self/fd/%d", j->fd);
   ssize_t n = readlinkat(g->proc, link, path, sizeof path);
-  if (n < 0) n = 0;
+  if (n < 0 || FAULT("readlink")) n = 0;
   for (ssize_t i = 0; i < n; i++) {
     hex[2 * i] = digits[(unsigned char)path[i] >> 4];
     hex[2 * i + 1] = digits[(unsigned char)path[i] & 15];

@@ -3,7 +3,7 @@
 // (notice.c), heartbeats the warden, and ends when the sandbox's pid 1 exits. Protocol (text lines):
 //   helper → node (fd 4): r <spid> <marked> | m <id> <path> <key…> | d <allow> <route> <src> <vid>
 //                         <pid> <hexpath> | x <code> <signal> <hits> <misses> <denies> <timeouts> <cpu_us>
-//                         <kernel_hits> <marks>
+//                         <kernel_hits> <marks> <permission>
 //   node → helper (fd 3): v <id> <allow> <elf> <loader> | stop | flush
 // <key…> is dev ino size mtime_s mtime_ns ctime_s ctime_ns; src is c (cache), n (node), t (timeout);
 // <vid> is the id of the v line whose verdict decided (0 for a timeout).
@@ -64,6 +64,7 @@ static void read_notices(void) {
     n = read(g->notes, buf, sizeof buf);
     if (n > 0) handle(buf, n);
   } while (n > 0 && FILLED(n, buf));
+  loaders_check(); // after the batch: a process's notices are read before it stops counting
   notices_at = now_ms() + NOTICE_MS;
 }
 
@@ -119,7 +120,8 @@ static void read_ctl(void) {
 
 static void sandbox_exited(void) {
   int st = 0;
-  waitpid(g->spid, &st, 0);
+  // An attached sandbox's process is not our child: its status is its builder's to report (-1).
+  if (waitpid(g->spid, &st, 0) != g->spid) st = -1;
   // Every process of the pid namespace has exited by now; journal what they queued before.
   read_events();
   read_notices_now();
@@ -128,10 +130,11 @@ static void sandbox_exited(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   int64_t cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-  emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 "\n",
-       WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
-       counts.timeouts, cpu_us, counts.kernel_hits, marks_added());
-  fcntl(4, F_SETFL, 0);
+  emit(1, "x %d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+       st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1, st != -1 && WIFSIGNALED(st) ? WTERMSIG(st) : 0, counts.hits, counts.misses, counts.denies,
+       counts.timeouts, cpu_us, counts.kernel_hits, marks_added(),
+       counts.permission);
+  if (fcntl(4, F_SETFL, 0) != 0) dprintf(2, "execgate: fcntl: %s\n", strerror(errno)); // flush_out(1) polls
   flush_out(1);
   if (write(g->hb, "q", 1) < 0) dprintf(2, "execgate: warden: %s\n", strerror(errno));
   _exit(0);
@@ -148,8 +151,7 @@ static int sleep_ms(int lines_due) {
 
 int gate_loop(struct gate *gate) {
   g = gate;
-  fcntl(3, F_SETFL, O_NONBLOCK);
-  fcntl(4, F_SETFL, O_NONBLOCK);
+  if (fcntl(3, F_SETFL, O_NONBLOCK) != 0 || fcntl(4, F_SETFL, O_NONBLOCK) != 0) stop_sandbox(75);
   emit(1, "r %d %d\n", (int)g->spid, g->marked);
   int64_t beat = 0;
   for (;;) {

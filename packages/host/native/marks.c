@@ -4,6 +4,12 @@
 // (notice.c). The kernel clears an ignore mask when the file is modified (no
 // FAN_MARK_IGNORED_SURV_MODIFY), so a rewritten file is asked about again.
 //
+// Not every write clears a mask: a write through a shared writable mapping, asynchronous I/O or
+// the block device under the file raises no modify event. So masks are set only on files whose
+// bytes nothing in the sandbox can rewrite (cacheable): on a read-only mount, with one name (a
+// second name could sit on a writable mount; an ignore mask is the inode's, whatever the mount).
+// On a writable mount every exec is decided by content (decide.c).
+//
 // A notice of an exec the kernel let through on an ignore mask carries no decision, so the verdict
 // the mask stands for is kept per inode here; a file whose verdict cannot be kept gets no mask. An
 // exec permission event for an inode means the kernel no longer ignores it (the file was modified,
@@ -15,6 +21,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include "gate.h"
 
 #define SLOTS 65536u
@@ -25,6 +32,7 @@ struct marked {
   struct verdict v; // the verdict the masks stand for
   int used;         // the slot has held an inode (open addressing: probes go on past it)
   int valid;        // the inode carries our exec mask, as far as we know
+  int open_valid;   // the inode carries our mask on plain opens (FAN_OPEN_PERM), as far as we know
   struct key quiet; // the key the inode had when its notices were masked (quiet_exec), or zeros
 };
 static struct marked table[SLOTS];
@@ -45,6 +53,12 @@ static struct marked *find(uint64_t dev, uint64_t ino, int add) {
   return NULL;
 }
 
+int cacheable(int fd, const struct stat *st) {
+  struct statvfs vs;
+  if (st->st_nlink != 1 || fstatvfs(fd, &vs) != 0) return 0;
+  return (vs.f_flag & ST_RDONLY) != 0;
+}
+
 int ignore_opens(int fan, int fd, uint64_t mask) {
   return fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, mask, fd, NULL) == 0;
 }
@@ -54,8 +68,26 @@ int mark_exec(int fan, int fd, const struct key *k, struct verdict v, int also_o
   if (!m) return 0; // no room to keep the verdict: the kernel keeps asking
   *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .used = 1, .quiet = m->quiet};
   m->valid = ignore_opens(fan, fd, FAN_OPEN_EXEC_PERM | (also_open ? FAN_OPEN_PERM : 0));
+  m->open_valid = m->valid && also_open;
   nmarks += (uint64_t)m->valid;
   return m->valid;
+}
+
+// An ELF file an ordinary program opened, its content allowed: the kernel stops asking about its
+// plain opens, and the verdict is kept for the notices of a loader's opens of it (watch.c).
+int mark_open(int fan, int fd, const struct key *k, struct verdict v) {
+  struct marked *m = find(k->dev, k->ino, 1);
+  if (!m) return 0; // no room to keep the verdict: the kernel keeps asking
+  if (!m->used || m->v.id != v.id) *m = (struct marked){.dev = k->dev, .ino = k->ino, .v = v, .used = 1, .quiet = m->quiet};
+  m->open_valid = ignore_opens(fan, fd, FAN_OPEN_PERM);
+  return m->open_valid;
+}
+
+int open_verdict(uint64_t dev, uint64_t ino, struct verdict *v) {
+  const struct marked *m = find(dev, ino, 0);
+  if (!m || !m->open_valid) return 0;
+  *v = m->v;
+  return 1;
 }
 
 void quiet_exec(int notes, int fd, const struct key *k) {
@@ -68,9 +100,13 @@ void quiet_exec(int notes, int fd, const struct key *k) {
   m->quiet = *k;
 }
 
-void unmark(uint64_t dev, uint64_t ino) {
+// The kernel asked about an exec (`exec`) or a plain open (`open`) of the inode: no such mask of
+// ours holds on it.
+void unmark(uint64_t dev, uint64_t ino, int exec, int open) {
   struct marked *m = find(dev, ino, 0);
-  if (m) m->valid = 0;
+  if (!m) return;
+  if (exec) m->valid = 0;
+  if (open) m->open_valid = 0;
 }
 
 int marked_verdict(uint64_t dev, uint64_t ino, struct verdict *v) {

@@ -157,7 +157,9 @@ int carry_take(pid_t pid, const struct stat *st) {
 
 int is_elf(int fd) {
   unsigned char h[4];
-  return pread(fd, h, 4, 0) == 4 && memcmp(h, "\177ELF", 4) == 0;
+  ssize_t n = pread(fd, h, 4, 0);
+  if (n < 0 || FAULT("read")) return -1;
+  return n == 4 && memcmp(h, "\177ELF", 4) == 0;
 }
 
 int in_execve(int proc, pid_t pid) {

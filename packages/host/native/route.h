@@ -19,7 +19,7 @@ void expect_clear(pid_t pid);
 // carry_take reports (and forgets) that for the notice of the same open.
 void carry_put(pid_t pid, const struct key *k);
 int carry_take(pid_t pid, const struct stat *st);
-// is_elf reports whether the file starts with the ELF magic.
+// is_elf reports whether the file starts with the ELF magic (1) or not (0); -1 when it cannot be read.
 int is_elf(int fd);
 // in_execve reports whether `pid` (under the host /proc `proc`) is inside execve(2)/execveat(2).
 int in_execve(int proc, pid_t pid);

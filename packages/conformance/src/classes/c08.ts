@@ -24,6 +24,7 @@ import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts
 import { obj, optionalStrings } from "./input.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, LiveCase, Vector } from "../types.ts";
+import { routeBattery } from "./c08-routes.ts";
 
 const C = "C8" as const;
 const steward = key("steward");
@@ -265,7 +266,7 @@ function decideVectors(): Vector[] {
 
 async function live(): Promise<LiveCase[]> {
   const battery = await import("../live/execgate.ts");
-  return battery.runBattery();
+  return [...(await battery.runBattery()), ...(await routeBattery())];
 }
 
 export const klass: ConformanceClass = {

@@ -5,6 +5,11 @@ import { HostError } from "../errors.ts";
 
 /** The helper binary built by `npm run build` (packages/host/native/build.sh). */
 export const HELPER_PATH = fileURLToPath(new URL("../../native/build/execgate", import.meta.url));
+/**
+ * The test build of the helper (AddressSanitizer, UBSan and fault hooks, packages/host/native/build.sh);
+ * never used to guard a run.
+ */
+export const ASAN_HELPER_PATH = fileURLToPath(new URL("../../native/build/execgate-asan", import.meta.url));
 /** The execveat probe the gate tests use (built beside the helper). */
 export const EXECVEAT_PROBE_PATH = fileURLToPath(
   new URL("../../native/build/execveat-probe", import.meta.url),

@@ -35,6 +35,8 @@ export interface GateStats {
   readonly kernelHits: number;
   /** Ignore masks the helper set for execs. */
   readonly marks: number;
+  /** Permission events the helper answered for the sandbox (each one a process waited on). */
+  readonly permissionEvents: number;
 }
 
 function keyAt(f: readonly string[], i: number): StatKey {
@@ -42,6 +44,12 @@ function keyAt(f: readonly string[], i: number): StatKey {
   const ns = (s: bigint, frac: bigint) => s * 1_000_000_000n + frac;
   return { dev: n(0), ino: n(1), size: n(2), mtimeNs: ns(n(3), n(4)), ctimeNs: ns(n(5), n(6)) };
 }
+
+/**
+ * The path of a decision whose file's path the kernel could not give (§5.5.6): the decision is still
+ * journaled, under a name no absolute path can have.
+ */
+export const UNKNOWN_PATH = "(unknown)";
 
 const ROUTES = { direct: "direct", interpreter: "interpreter", loader: "loader" } as const;
 const SOURCES = { c: "cache", n: "hash", t: "timeout" } as const;
@@ -65,25 +73,19 @@ export function parseHelperLine(line: string): HelperMessage | null {
         source,
         verdict: Number(f[4]),
         pid: Number(f[5]),
-        path: hex === "-" ? "" : Buffer.from(hex, "hex").toString(),
+        path: hex === "-" ? UNKNOWN_PATH : Buffer.from(hex, "hex").toString(),
       };
     }
     case "x": {
       const code = Number(f[1]);
-      const [hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks] = f.slice(3, 10).map(Number) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
+      const [hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks, permissionEvents] = f
+        .slice(3, 11)
+        .map(Number) as [number, number, number, number, number, number, number, number];
       return {
         kind: "exit",
         code: code < 0 ? null : code,
         signal: Number(f[2]),
-        stats: { hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks },
+        stats: { hits, misses, denies, timeouts, helperCpuUs, kernelHits, marks, permissionEvents },
       };
     }
     default:

@@ -21,9 +21,22 @@ import { onLines, parseHelperLine, verdictLine, type GateStats, type HelperMessa
 /** What to run under the gate. */
 export interface GateOptions {
   readonly policy: ExecPolicy;
+  /** What the helper starts in its own sandbox; empty with `attach`. */
   readonly command: readonly string[];
+  /**
+   * A process of a sandbox built elsewhere (bubblewrap, say) whose mounts are final: the helper
+   * joins its mount namespace and marks every mount there instead of starting `command` (§5.5.5).
+   * `workspace`, `readOnly` and `cwd` are then the builder's; the run ends when that process exits.
+   */
+  readonly attach?: number;
   /** A directory made a dedicated mount in the sandbox (and the default working directory). */
   readonly workspace?: string;
+  /**
+   * Directories made read-only in the sandbox (a read-only bind of each onto itself). Only files on
+   * a read-only mount may be cached, by the helper or by the kernel (§5.5.5); on a writable mount
+   * every exec is decided by content.
+   */
+  readonly readOnly?: readonly string[];
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
   /** How long the kernel may wait for an answer to a miss before it is DENY (default 5000 ms). */
@@ -40,6 +53,8 @@ export interface GateOptions {
   readonly journal?: Journal;
   /** Test hook: never answer misses, so the helper's timeout must deny. */
   readonly withholdAnswers?: boolean;
+  /** Test hook: another build of the helper (the sanitizer build, `ASAN_HELPER_PATH`). */
+  readonly helper?: string;
 }
 
 /** How a gated run ended. */
@@ -88,10 +103,12 @@ function helperArgs(o: GateOptions): string[] {
     String(o.stallMs ?? 2000),
   ];
   if (o.workspace !== undefined) a.push("--workspace", o.workspace);
+  for (const d of o.readOnly ?? []) a.push("--read-only", d);
   const cwd = o.cwd ?? o.workspace;
   if (cwd !== undefined) a.push("--cwd", cwd);
   if (o.cache === false) a.push("--no-cache");
   if (o.enforce === false) a.push("--no-gate");
+  if (o.attach !== undefined) a.push("--attach", String(o.attach));
   return [...a, "--", ...o.command];
 }
 
@@ -101,6 +118,8 @@ class Session {
   readonly known = new Map<number, Known>();
   stats: GateStats | null = null;
   exit: { code: number | null; signal: number } | null = null;
+  /** Why a decision could not be journaled; the sandbox is then stopped (fail closed). */
+  failure: string | null = null;
 
   readonly journal: Journal;
   readonly policy: Digest;
@@ -151,8 +170,15 @@ class Session {
 
   on(m: HelperMessage): void {
     if (m.kind === "miss" && !this.o.withholdAnswers) void this.answer(m.id, m.path, m.key);
-    else if (m.kind === "decision") this.record(m);
-    else if (m.kind === "exit") {
+    else if (m.kind === "decision") {
+      try {
+        this.record(m);
+      } catch (e) {
+        // A decision the journal refuses would go unrecorded: nothing more may run.
+        this.failure ??= e instanceof Error ? e.message : String(e);
+        if (!this.ctl.destroyed) this.ctl.write("stop\n");
+      }
+    } else if (m.kind === "exit") {
       this.stats = m.stats;
       this.exit = { code: m.code, signal: m.signal };
     }
@@ -176,7 +202,7 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
   assertGateAvailable();
   const loaders = o.loaders ?? (await new LoaderSet().loadHost());
   const pipe = o.stdio === "inherit" ? "inherit" : "pipe";
-  const child = spawn(HELPER_PATH, helperArgs(o), {
+  const child = spawn(o.helper ?? HELPER_PATH, helperArgs(o), {
     stdio: ["ignore", pipe, pipe, "pipe", "pipe"],
     env: o.env ?? process.env,
   });
@@ -205,6 +231,8 @@ export async function startGate(o: GateOptions): Promise<GateSession> {
   const r = await ready;
   const done = closed.then(({ code }) => {
     ctl.destroy();
+    if (s.failure !== null)
+      throw new HostError("GateFailed", `a decision could not be journaled: ${s.failure}; sandbox stopped`);
     return {
       code: s.exit?.code ?? null,
       signal: s.exit?.signal ?? 0,

@@ -9,7 +9,14 @@ import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import type { ExecDecision } from "@sbx/sandbox-attest/journal";
-import { HELPER_PATH, LoaderSet, hashFile, runGated, type GateResult } from "@sbx/host/gate";
+import {
+  ASAN_HELPER_PATH,
+  HELPER_PATH,
+  LoaderSet,
+  hashFile,
+  runGated,
+  type GateResult,
+} from "@sbx/host/gate";
 
 /** The dynamic loader of this host's /bin/sh. */
 export const LOADER = "/lib64/ld-linux-x86-64.so.2";
@@ -69,16 +76,24 @@ export function runSh(
   f: Fixture,
   policy: ExecPolicy,
   script: string,
-  extra: { timeoutMs?: number; withholdAnswers?: boolean } = {},
+  extra: {
+    timeoutMs?: number;
+    withholdAnswers?: boolean;
+    readOnly?: readonly string[];
+    helper?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<GateResult> {
   return runGated({
     policy,
     command: ["/bin/sh", "-c", script],
     workspace: f.ws,
     loaders: f.loaders,
-    env: f.env,
+    env: { ...f.env, ...extra.env },
     timeoutMs: extra.timeoutMs ?? 5000,
     ...(extra.withholdAnswers ? { withholdAnswers: true } : {}),
+    ...(extra.readOnly ? { readOnly: extra.readOnly } : {}),
+    ...(extra.helper !== undefined ? { helper: extra.helper } : {}),
   });
 }
 
@@ -107,14 +122,14 @@ export function pidsInNamespace(ns: string): number[] {
   return out;
 }
 
-/** helperProcesses lists live gate helper processes whose environment carries `tag`. */
+/** helperProcesses lists live gate helper processes (either build) whose environment carries `tag`. */
 export function helperProcesses(tag: string): number[] {
   const out: number[] = [];
   for (const n of readdirSync("/proc")) {
     if (!/^\d+$/.test(n)) continue;
     try {
       if (
-        readlinkSync(`/proc/${n}/exe`) === HELPER_PATH &&
+        [HELPER_PATH, ASAN_HELPER_PATH].includes(readlinkSync(`/proc/${n}/exe`)) &&
         readFileSync(`/proc/${n}/environ`, "latin1").includes(`SBX_GATE_TEST_TAG=${tag}`)
       )
         out.push(Number(n));
