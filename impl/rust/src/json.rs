@@ -322,13 +322,16 @@ impl Parser<'_> {
         if n == 0 || (n > 1 && self.s[int_start] == b'0') {
             return invalid();
         }
+        let mut integer_text = true;
         if self.peek() == Some(b'.') {
+            integer_text = false;
             self.i += 1;
             if self.digits() == 0 {
                 return invalid();
             }
         }
         if let Some(b'e' | b'E') = self.peek() {
+            integer_text = false;
             self.i += 1;
             if let Some(b'+' | b'-') = self.peek() {
                 self.i += 1;
@@ -338,11 +341,21 @@ impl Parser<'_> {
             }
         }
         let text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| Code("InvalidJson"))?;
+        if self.mode == Mode::Strict {
+            // §2.1 item 2: an integer by its text, `-?(0|[1-9][0-9]*)`, whose exact value lies in
+            // ±(2⁵³−1); decided on the digits, never on a rounded double.
+            if !integer_text || n > 16 {
+                return Err(Code("UnsafeNumber"));
+            }
+            let magnitude: u64 = self.s[int_start..int_start + n].iter().fold(0, |a, d| a * 10 + u64::from(d - b'0'));
+            if magnitude > 9_007_199_254_740_991 {
+                return Err(Code("UnsafeNumber"));
+            }
+            let x = magnitude as f64;
+            return Ok(Value::Num(if int_start > start && magnitude != 0 { -x } else { x }));
+        }
         let x: f64 = text.parse().map_err(|_| Code("InvalidJson"))?;
         if !x.is_finite() {
-            return Err(Code("UnsafeNumber"));
-        }
-        if self.mode == Mode::Strict && (x.fract() != 0.0 || x.abs() > MAX_SAFE) {
             return Err(Code("UnsafeNumber"));
         }
         Ok(Value::Num(x))

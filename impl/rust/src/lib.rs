@@ -6,6 +6,7 @@
 
 pub mod attest;
 pub mod compat;
+pub mod edpoint;
 pub mod error;
 pub mod jcp;
 pub mod json;

@@ -163,8 +163,19 @@ fn b58_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// didkey_encode writes the did:key of an Ed25519 public key (§2.5).
+/// didkey_make writes the did:key of an Ed25519 public key, refusing a key §2.4 item 5 checks
+/// 1–2 refuse (`BadDidKey`, §2.5).
+pub fn didkey_make(pk: &[u8; 32]) -> R<String> {
+    ensure(key_acceptable(pk), "BadDidKey")?;
+    Ok(encode_raw(pk))
+}
+
+/// didkey_encode writes the did:key of a public key already known to be acceptable.
 pub fn didkey_encode(pk: &[u8; 32]) -> String {
+    encode_raw(pk)
+}
+
+fn encode_raw(pk: &[u8; 32]) -> String {
     let mut b = vec![0xed, 0x01];
     b.extend_from_slice(pk);
     format!("did:key:z{}", b58_encode(&b))
@@ -178,7 +189,8 @@ pub fn didkey_decode(did: &str) -> R<[u8; 32]> {
     ensure(b.len() == 34 && b[0] == 0xed && b[1] == 0x01, "BadDidKey")?;
     let mut pk = [0u8; 32];
     pk.copy_from_slice(&b[2..]);
-    ensure(didkey_encode(&pk) == did, "BadDidKey")?;
+    ensure(encode_raw(&pk) == did, "BadDidKey")?;
+    ensure(key_acceptable(&pk), "BadDidKey")?;
     Ok(pk)
 }
 
@@ -206,58 +218,32 @@ fn s_below_order(s: &[u8]) -> bool {
     false
 }
 
-/// The y-coordinates (sign bit cleared, little-endian) of the points of order 1, 2, 4 and 8, and
-/// the non-canonical encodings p and p+1 of 0 and 1: a key or R with one of these proves nothing.
-const SMALL_ORDER_Y: [[u8; 32]; 7] = [
-    [0; 32],
-    [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-    [
-        0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98, 0xf0, 0xd5, 0xdf,
-        0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05,
-    ],
-    [
-        0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20,
-        0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a,
-    ],
-    p_plus(-1),
-    p_plus(0),
-    p_plus(1),
-];
-
-/// p_plus writes 2²⁵⁵ − 19 + k little-endian (k in −1..=1).
-const fn p_plus(k: i8) -> [u8; 32] {
-    let mut b = [0xff; 32];
-    b[31] = 0x7f;
-    b[0] = (0xed_i16 + k as i16) as u8;
-    b
-}
-
-/// weak_point says whether a point encoding is of small order or not canonical (y ≥ p).
-fn weak_point(enc: &[u8]) -> bool {
-    let mut y = [0u8; 32];
-    y.copy_from_slice(&enc[..32]);
-    y[31] &= 0x7f;
-    if SMALL_ORDER_Y.contains(&y) {
-        return true;
-    }
-    // y ≥ p: compare with p from the top byte down.
-    let p = p_plus(0);
-    for i in (0..32).rev() {
-        if y[i] != p[i] {
-            return y[i] > p[i];
-        }
-    }
-    true
-}
-
-/// ed25519_verify checks a signature, refusing S ≥ L (§2.4 item 5) and small-order or
-/// non-canonical keys and R whatever the library does (ring 0.16 accepts a zero key and signature).
-pub fn ed25519_verify(pk: &[u8], msg: &[u8], sig: &[u8]) -> R<()> {
-    ensure(pk.len() == 32 && sig.len() == 64, "BadSignature")?;
-    ensure(s_below_order(&sig[32..]), "BadSignature")?;
-    ensure(!weak_point(pk) && !weak_point(&sig[..32]), "BadSignature")?;
+/// ed25519_check applies the one Ed25519 rule of §2.4 item 5, checks 1–7 in order, with the
+/// finer codes of the `ed25519.verify` operation. Checks 1–6 are made here; check 7, the
+/// cofactorless equation, is ring's: its verify computes R' = [S]B − [k]A and compares R'
+/// encoded with the R given, which for a canonical R is the equation [S]B = R + [k]A.
+pub fn ed25519_check(pk: &[u8], msg: &[u8], sig: &[u8]) -> R<()> {
+    ensure(crate::edpoint::is_canonical_point(pk), "NonCanonicalKey")?;
+    ensure(!crate::edpoint::is_small_order(pk), "SmallOrderKey")?;
+    ensure(sig.len() == 64, "BadSignature")?;
+    ensure(crate::edpoint::is_canonical_point(&sig[..32]), "NonCanonicalR")?;
+    ensure(!crate::edpoint::is_small_order(&sig[..32]), "SmallOrderR")?;
+    ensure(s_below_order(&sig[32..]), "NonCanonicalS")?;
     let key = ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, pk);
     key.verify(msg, sig).map_err(|_| Code("BadSignature"))
+}
+
+/// key_acceptable says whether §2.4 item 5 checks 1–2 accept a public key (§2.5: a did:key of a
+/// refused key is `BadDidKey`).
+pub fn key_acceptable(pk: &[u8]) -> bool {
+    crate::edpoint::is_canonical_point(pk) && !crate::edpoint::is_small_order(pk)
+}
+
+/// ed25519_verify is the rule as an envelope applies it (§2.4 item 5, last paragraph): a refused
+/// key is `BadDidKey`, every other failure `BadSignature`.
+pub fn ed25519_verify(pk: &[u8], msg: &[u8], sig: &[u8]) -> R<()> {
+    ensure(key_acceptable(pk), "BadDidKey")?;
+    ed25519_check(pk, msg, sig).map_err(|_| Code("BadSignature"))
 }
 
 /// testkey_public derives the public key of the test key named `name` (§2.10).
@@ -415,15 +401,15 @@ mod tests {
     #[test]
     fn zero_key_zero_signature_refused() {
         // ring 0.16 accepts this pair; §2.4 forbids trusting the library on it.
-        assert!(ed25519_verify(&[0u8; 32], b"", &[0u8; 64]).is_err());
+        assert_eq!(ed25519_verify(&[0u8; 32], b"", &[0u8; 64]), Err(Code("BadDidKey")));
     }
 
     #[test]
     fn small_order_keys_refused() {
-        for y in SMALL_ORDER_Y {
-            assert!(weak_point(&y));
-        }
-        assert!(!weak_point(&testkey_public("steward")));
+        let zero = [0u8; 32];
+        assert_eq!(ed25519_check(&zero, b"", &[0u8; 64]), Err(Code("SmallOrderKey")));
+        assert_eq!(didkey_make(&zero), Err(Code("BadDidKey")));
+        assert!(key_acceptable(&testkey_public("steward")));
     }
 
     #[test]

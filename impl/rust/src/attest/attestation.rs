@@ -16,6 +16,9 @@ pub const LIMIT: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub struct Attestation {
     pub address: Digest,
+    /// The subject's `sha256` (64 lowercase hex digits), the host's claim until a verifier holding
+    /// the unit descriptor checks it (§7.1 item 3, §7.5).
+    pub subject_sha256: String,
     pub predicate: Value,
     pub signers: Vec<String>,
 }
@@ -32,15 +35,18 @@ impl Attestation {
     }
 }
 
+/// is_hex64 says whether a subject digest is 64 lowercase hexadecimal digits (§7.1 item 2).
+fn is_hex64(h: &str) -> bool {
+    h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 fn statement_ok(s: &Value) -> bool {
     let subject_ok = |x: &Value| {
         wire::exact_members(x, &["name", "digest"])
             && x.get("name").and_then(Value::as_str) == Some("unit")
             && x.get("digest").has(|d| {
-                wire::exact_members(d, &["blake3"])
-                    && d.get("blake3")
-                        .and_then(Value::as_str)
-                        .has(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+                wire::exact_members(d, &["blake3", "sha256"])
+                    && ["blake3", "sha256"].iter().all(|alg| d.get(alg).and_then(Value::as_str).has(is_hex64))
             })
     };
     wire::exact_members(s, &["_type", "subject", "predicateType", "predicate"])
@@ -113,17 +119,14 @@ pub fn verify(env: &Value) -> R<Attestation> {
     ensure(statement_ok(&o.payload), "BadStatement")?;
     let p = o.payload.get("predicate").cloned().unwrap_or(Value::Null);
     ensure(predicate_ok(&p), "BadPredicate")?;
-    let hex = o
-        .payload
-        .get("subject")
-        .and_then(|s| s.as_arr())
-        .and_then(|a| a[0].get("digest"))
-        .and_then(|d| d.get("blake3"));
+    let digests = o.payload.get("subject").and_then(|s| s.as_arr()).and_then(|a| a[0].get("digest"));
+    let hex = digests.and_then(|d| d.get("blake3"));
+    let subject_sha256 = digests.and_then(|d| d.get("sha256")).and_then(Value::as_str).unwrap_or("").to_string();
     let unit = p.get("unit_id").and_then(Value::as_str).unwrap_or("");
     ensure(hex.and_then(Value::as_str).map(|h| format!("blake3:{h}")).as_deref() == Some(unit), "SubjectMismatch")?;
     let host = p.get("host").and_then(Value::as_str).unwrap_or("");
     ensure(o.signers.iter().any(|s| s == host), "SignerNotHost")?;
-    Ok(Attestation { address: o.address, predicate: p, signers: o.signers })
+    Ok(Attestation { address: o.address, subject_sha256, predicate: p, signers: o.signers })
 }
 
 /// check_bindings compares what the verifier knows with the predicate (§7.5 table order). A
@@ -136,6 +139,13 @@ pub fn check_bindings(a: &Attestation, expect: &Value) -> R<()> {
     };
     ensure(same("host", p.get("host")), "HostMismatch")?;
     ensure(same("unit_id", p.get("unit_id")), "UnitMismatch")?;
+    if let Some(unit) = expect.get("unit") {
+        // The descriptor itself: its address against unit_id, then the SHA-256 of the same
+        // canonical bytes against the subject's sha256 (§7.5).
+        ensure(a.digest("unit_id") == Some(wire::address(unit)), "UnitMismatch")?;
+        let sha = wire::hex(&super::merkle::sha256(crate::json::canonical(unit).as_bytes()));
+        ensure(sha == a.subject_sha256, "SubjectMismatch")?;
+    }
     ensure(same("grants_id", p.get("grants_id")), "GrantsMismatch")?;
     ensure(same("manifest", p.get("manifest")), "ManifestMismatch")?;
     ensure(same("exec_policy", p.get("exec_policy")), "PolicyMismatch")?;

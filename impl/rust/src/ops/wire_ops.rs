@@ -66,13 +66,13 @@ fn ed25519(input: &Value) -> R<Value> {
     let pk = hex_bytes(input, "public_key")?;
     let msg = hex_bytes(input, "message")?;
     let sig = hex_bytes(input, "signature")?;
-    wire::ed25519_verify(&pk, &msg, &sig)?;
+    wire::ed25519_check(&pk, &msg, &sig)?;
     Ok(Value::Null)
 }
 
 fn didkey_encode(input: &Value) -> R<Value> {
     let pk: [u8; 32] = hex_bytes(input, "public_key")?.try_into().map_err(|_| Code("BadDidKey"))?;
-    Ok(Value::obj(vec![("did", Value::Str(wire::didkey_encode(&pk)))]))
+    Ok(Value::obj(vec![("did", Value::Str(wire::didkey_make(&pk)?))]))
 }
 
 fn didkey_decode(input: &Value) -> R<Value> {
