@@ -102,6 +102,20 @@ function vectors(): Vector[] {
     okCase(C, "c17-replay-none", "no receipts: nothing debited", "spend.replay", input(g, []), {
       remaining: {},
     }),
+    // §4.3: only grants on some receipt's chain are listed; carol's grant, given but never debited, is not.
+    okCase(
+      C,
+      "c17-replay-one-leaf",
+      "one receipt under bob: the root and bob are listed, carol's untouched grant is not",
+      "spend.replay",
+      input(g, [rb1]),
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
+          [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
+        },
+      },
+    ),
     R("drop-first", "the first receipt of bob's chain dropped", [rc1, rb2], "BrokenReceiptChain"),
     R("reorder", "bob's two receipts swapped", [rb2, rc1, rb1], "BrokenReceiptChain"),
     R("duplicate", "a receipt replayed twice", [rb1, rb1], "BrokenReceiptChain"),

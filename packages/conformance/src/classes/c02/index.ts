@@ -170,12 +170,44 @@ function modelVectors(): Vector[] {
       "3",
     ],
   ];
-  return ok.map(([id, desc, c, uj]) =>
+  const out = ok.map(([id, desc, c, uj]) =>
     okCase(C, `c2-model-${id}`, desc, "energy.component.check", J({ component: c }), {
       uj,
       provenance: c.provenance,
     }),
   );
+  // §6.2 item 5: a ratio that is not an object of exactly {numerator, denominator, basis}, or whose
+  // basis is not a string of 1–256 characters, is BadRatio; its two figures are then amounts
+  // (BadAmount), the denominator non-zero (BadRatio) and the ratio at most 1 (RatioAboveOne).
+  const base = attribute("cpu", "rapl:package", 90_000_000n, {
+    numerator: 1n,
+    denominator: 4n,
+    basis: "cpu_us",
+  });
+  const ratio = base.ratio as unknown as Record<string, unknown>;
+  const bad: [string, unknown, string][] = [
+    ["ratio-not-object", "1/4", "BadRatio"],
+    ["ratio-extra-member", { ...ratio, unit: "us" }, "BadRatio"],
+    ["ratio-missing-basis", { numerator: "1", denominator: "4" }, "BadRatio"],
+    ["ratio-empty-basis", { ...ratio, basis: "" }, "BadRatio"],
+    ["ratio-basis-257", { ...ratio, basis: "b".repeat(257) }, "BadRatio"],
+    ["ratio-basis-not-string", { ...ratio, basis: 4 }, "BadRatio"],
+    ["ratio-numerator-number", { ...ratio, numerator: 1 }, "BadAmount"],
+    ["ratio-empty-basis-and-zero-denominator", { ...ratio, basis: "", denominator: "0" }, "BadRatio"],
+    ["ratio-bad-amount-and-zero-denominator", { ...ratio, numerator: "01", denominator: "0" }, "BadAmount"],
+  ];
+  for (const [id, r, code] of bad)
+    out.push(
+      errCase(
+        C,
+        `c2-component-${id}`,
+        `an attributed component whose ratio is refused: ${id}`,
+        "energy.component.check",
+        J({ component: { ...base, ratio: r } }),
+        code,
+      ),
+    );
+  return out;
 }
 
 function signerVectors(): Vector[] {

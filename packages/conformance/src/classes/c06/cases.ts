@@ -252,6 +252,19 @@ export function segmentVectors(): Vector[] {
     ],
     ["closed-bad-outcome", { kind: "closed", at_ms: T, outcome: "done" }],
   ];
+  // §13.2: idle_basis values are decimal numerals by syntax (digits, optionally "." and digits);
+  // an exponent, a sign, a bare point or a JSON number is refused, as is an empty basis.
+  const est = resume(20, "1") as unknown as Record<string, Json>;
+  for (const [n, v] of [
+    ["exponent", "2e-3"],
+    ["negative", "-0.002"],
+    ["bare-point", ".5"],
+    ["trailing-point", "5."],
+    ["json-number", 0.5],
+    ["empty-string", ""],
+  ] as [string, Json][])
+    bad.push([`resumed-basis-${n}`, { ...est, idle_basis: { retained_tb: v } }]);
+  bad.push(["resumed-basis-empty", { ...est, idle_basis: {} }]);
   return bad.map(([n, seg]) =>
     errCase(
       C,
