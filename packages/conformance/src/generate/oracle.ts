@@ -5,6 +5,7 @@
 import { canonicalize, type Json } from "@sbx/wire";
 import { durableOutputOracle } from "../oracle/durable.ts";
 import { jcpOracle, type OracleResult } from "../oracle/jcp.ts";
+import { recordOutputOracle } from "../oracle/records.ts";
 import type { Handler, Vector } from "../types.ts";
 
 /**
@@ -15,7 +16,7 @@ import type { Handler, Vector } from "../types.ts";
 function oracle(v: Vector): OracleResult | undefined {
   const full = jcpOracle(v.op, v.input);
   if (full !== undefined || v.expect !== "ok") return full;
-  const out = durableOutputOracle(v.op, v.input);
+  const out = durableOutputOracle(v.op, v.input) ?? recordOutputOracle(v.op, v.input);
   return out === undefined ? undefined : { ok: true, output: out };
 }
 

@@ -15,6 +15,7 @@ import {
   ENERGY_RECEIPT_TYPE,
   assertComponent,
   attribute,
+  measure,
   energyGenesis,
   estimateCpu,
   estimateMemory,
@@ -80,6 +81,15 @@ function validVectors(): Vector[] {
     host,
   );
   const empty = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, []), host);
+  // §6.2 item 4: the provenance of a sum is the weakest of its parts.
+  const gpu = measure("gpu", "nvml:0", 9_000_000n);
+  const share = attribute("cpu", "rapl:package", 90_000_000n, {
+    numerator: 1n,
+    denominator: 4n,
+    basis: "cpu_us",
+  });
+  const measured = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, [gpu]), host);
+  const attributed = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, [gpu, share]), host);
   const heads = chainHeads(ENERGY_CHAIN_TAG, [UNIT, GRANTS], receipts);
   return [
     okCase(
@@ -109,6 +119,22 @@ function validVectors(): Vector[] {
         total_uj: estimated.receipt.total_uj,
         provenance: "estimated",
       },
+    ),
+    okCase(
+      C,
+      "c2-receipt-measured",
+      "every component measured: the sum is measured",
+      "energy.receipt.verify",
+      J({ envelope: measured.envelope }),
+      { address: addressOf(measured.receipt), total_uj: "9000000", provenance: "measured" },
+    ),
+    okCase(
+      C,
+      "c2-receipt-attributed",
+      "measured and attributed components, none estimated: the sum is attributed",
+      "energy.receipt.verify",
+      J({ envelope: attributed.envelope }),
+      { address: addressOf(attributed.receipt), total_uj: "31500000", provenance: "attributed" },
     ),
     okCase(
       C,

@@ -115,6 +115,7 @@ export function validVectors(): Vector[] {
     ok("c6-valid-empty", "a record with its header only", []),
     ok("c6-valid-full", "execute → suspend → resume → execute → close", FULL),
     ok("c6-valid-active", "execute → suspend → resume → execute, still active", FULL.slice(0, 4)),
+    ok("c6-valid-parked", "execute → suspend: the record ends parked", FULL.slice(0, 2)),
     ok("c6-valid-close-parked", "closed while parked: abandonment is an honest outcome", [
       exec(1),
       suspend(10),
