@@ -4,7 +4,7 @@
 // so a vector can never freeze a behaviour that only the implementation under test vouches for.
 import { canonicalize, type Json } from "@sbx/wire";
 import { durableOutputOracle } from "../oracle/durable.ts";
-import { jcpOracle, type OracleResult } from "../oracle/jcp.ts";
+import { jcpOracle, jcpOutputOracle, type OracleResult } from "../oracle/jcp.ts";
 import { recordOutputOracle } from "../oracle/records.ts";
 import type { Handler, Vector } from "../types.ts";
 
@@ -17,7 +17,7 @@ function oracle(v: Vector): OracleResult | undefined {
   const full = jcpOracle(v.op, v.input);
   if (full !== undefined || v.expect !== "ok") return full;
   const out = durableOutputOracle(v.op, v.input) ?? recordOutputOracle(v.op, v.input);
-  return out === undefined ? undefined : { ok: true, output: out };
+  return out === undefined ? jcpOutputOracle(v.op, v.input) : { ok: true, output: out };
 }
 
 function describe(r: OracleResult): string {

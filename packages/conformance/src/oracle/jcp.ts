@@ -77,8 +77,17 @@ function attenuate(C: Effective, P: Effective): void {
   if (!(C.nbf_ms < C.exp_ms)) no("BadGrant");
 }
 
+/** A grant in force (§4.4 "Effective grants"): the resolved grant with what has tightened it. */
+type InForce = (g: Effective) => Effective;
+
 /** verifyChain is §4.4 "Chain verification", steps 1–4, with the §4.5 authority rule. */
-function verifyChain(chain: unknown[], roots: string[], t: number, revs: Revocation[]): Effective[] {
+function verifyChain(
+  chain: unknown[],
+  roots: string[],
+  t: number,
+  revs: Revocation[],
+  inForce: InForce = (g) => g,
+): Effective[] {
   if (chain.length === 0) no("BrokenChain");
   if (chain.length > 16) no("ChainTooLong");
   const out: Effective[] = [];
@@ -88,12 +97,12 @@ function verifyChain(chain: unknown[], roots: string[], t: number, revs: Revocat
     if (P === undefined) {
       if (g.payload.parent !== null) no("BrokenChain");
       if (!roots.includes(g.payload.issuer as string)) no("UntrustedRoot");
-      const R = resolve(g.payload, g.address, null);
+      const R = inForce(resolve(g.payload, g.address, null));
       if (!(R.nbf_ms < R.exp_ms)) no("BadGrant");
       out.push(R);
     } else {
       if (g.payload.parent === null) no("BrokenChain");
-      const C = resolve(g.payload, g.address, P);
+      const C = inForce(resolve(g.payload, g.address, P));
       attenuate(C, P);
       out.push(C);
     }
@@ -294,6 +303,53 @@ const OPS: Record<string, (o: JsonObject) => Json> = {
     return grantSetId(d.grants, true);
   },
 };
+
+/**
+ * checkpointOutput is checkpoint.verify (§4.7) for a valid log: the log's head and length, its
+ * amendments counted, and the chain verified with the grant of the log replaced by the original
+ * with each amendment's `set` applied in order ("The grant in force").
+ */
+function checkpointOutput(o: JsonObject): Json {
+  const chain = o.chain as unknown[];
+  const of = o.log_of === undefined ? chain.length - 1 : (o.log_of as number);
+  const G = openGrant(chain[of]).address;
+  const entries = (o.entries as { payload: string }[]).map(
+    (e) => JSON.parse(Buffer.from(e.payload, "base64").toString("utf8")) as JsonObject,
+  );
+  let head = chainGenesis("jcp.checkpointlog/1", [G]);
+  for (const e of entries) head = chainNext(head, e);
+  const sets = entries.filter((e) => e.set !== undefined).map((e) => e.set as JsonObject);
+  const amend = (g: Effective): Effective => {
+    if (g.address !== G) return g;
+    const a = { ...g };
+    for (const set of sets) {
+      if (set.resources !== undefined) a.resources = set.resources as string[];
+      if (set.actions !== undefined) a.actions = set.actions as string[];
+      if (set.uj !== undefined) a.uj = amount(set.uj);
+      if (set.calls !== undefined) a.calls = set.calls as number;
+      if (set.wall_ms !== undefined) a.wall_ms = set.wall_ms as number;
+      if (set.exp_ms !== undefined) a.exp_ms = set.exp_ms as number;
+      if (set.depth !== undefined) a.depth = set.depth as number;
+    }
+    return a;
+  };
+  const grants = verifyChain(chain, o.roots as string[], o.at_ms as number, [], amend);
+  return { head, length: entries.length, amendments: sets.length, grants: grants.map(effectiveJson) };
+}
+
+/**
+ * jcpOutputOracle computes the output a valid case of a JCP op that jcpOracle does not answer must
+ * give (checkpoint.verify); undefined for any other op. It does not restate that op's refusals.
+ */
+export function jcpOutputOracle(op: string, input: Json): OracleResult | undefined {
+  if (op !== "checkpoint.verify") return undefined;
+  try {
+    return { ok: true, output: checkpointOutput(input as JsonObject) };
+  } catch (e) {
+    if (e instanceof Refused) return { ok: false, error: e.code };
+    throw e;
+  }
+}
 
 /** The ops this oracle answers. */
 export const JCP_ORACLE_OPS: readonly string[] = Object.keys(OPS);
