@@ -39,6 +39,22 @@ function journalHead(o: JsonObject): Json {
   return { head: { size: events.length, root: digest(mth(events.map((e) => canonicalBytes(e)))) } };
 }
 
+/** path is RFC 9162 §2.1.3.1 PATH(m, D[n]) as its recursion: the sibling subtree roots, nearest first. */
+function path(m: number, leaves: Uint8Array[]): Uint8Array[] {
+  if (leaves.length <= 1) return [];
+  const k = split(leaves.length);
+  return m < k
+    ? [...path(m, leaves.slice(0, k)), mth(leaves.slice(k))]
+    : [...path(m - k, leaves.slice(k)), mth(leaves.slice(0, k))];
+}
+
+/** journal.prove (§8.4): the event's index and its PATH in the journal's tree. */
+function journalProve(o: JsonObject): Json {
+  const leaves = (o.events as Json[]).map((e) => canonicalBytes(e));
+  const index = o.index as number;
+  return { proof: { index, path: path(index, leaves).map(digest) } };
+}
+
 interface Node {
   hash: Uint8Array;
   sum: bigint;
@@ -175,6 +191,7 @@ function fleetMembership(o: JsonObject): Json {
 
 const OPS: Record<string, (o: JsonObject) => Json> = {
   "journal.head": journalHead,
+  "journal.prove": journalProve,
   "fleet.build": fleetBuild,
   "fleet.verify_membership": fleetMembership,
   "warmpool.verify": warmpoolVerify,
