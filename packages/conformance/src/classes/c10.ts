@@ -324,6 +324,23 @@ function consistencyVectors(): Vector[] {
   // proof for other sizes (FleetProofSize, which compares only size1 and size2 with the receipts).
   e("node-removed", "last node removed", input(5, 9, { ...p, path: p.path.slice(0, -1) }), "FleetNotAppend");
   e("node-added", "a node appended", input(5, 9, { ...p, path: [...p.path, p.path[0]] }), "FleetNotAppend");
+  // §16.5: from the empty fleet, only the empty path with the empty tree's root and zero total.
+  out.push(
+    okCase(
+      C,
+      "c10-consistency-0-9",
+      "the empty fleet is a prefix of every fleet: empty path",
+      "fleet.verify_consistency",
+      input(0, 9, { kind: "fleet-consistency", size1: 0, size2: 9, path: [] }),
+      null,
+    ),
+  );
+  e(
+    "from-0-with-path",
+    "a proof from the empty fleet that carries a node",
+    input(0, 9, { kind: "fleet-consistency", size1: 0, size2: 9, path: [p.path[0]] }),
+    "FleetNotAppend",
+  );
   const r2 = fleetReceipt(f, host.did, span);
   e(
     "later-total-off",
