@@ -177,23 +177,10 @@ function standingVerify(o: JsonObject): Json {
   };
 }
 
-/** fleet.verify_membership (§16.4) for a valid proof: what it shows, read off the proof and receipt. */
-function fleetMembership(o: JsonObject): Json {
-  const p = o.proof as JsonObject;
-  const item = p.item as JsonObject;
-  return {
-    index: p.index as number,
-    item: item.item as string,
-    energy_uj: item.energy_uj as string,
-    total_uj: payloadOf(o.receipt).total_uj as string,
-  };
-}
-
 const OPS: Record<string, (o: JsonObject) => Json> = {
   "journal.head": journalHead,
   "journal.prove": journalProve,
   "fleet.build": fleetBuild,
-  "fleet.verify_membership": fleetMembership,
   "warmpool.verify": warmpoolVerify,
   "standing.verify": standingVerify,
 };
