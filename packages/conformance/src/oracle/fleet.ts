@@ -1,4 +1,4 @@
-// The fleet membership oracle (sandbox-attest §16.3–§16.4), refusals included: the receipt opened
+// The fleet proof oracles (sandbox-attest §16.3–§16.5), refusals included: the receipts opened
 // with the trusted hosts, the proof's checks in the order §16.4 states, and RFC 9162 §2.1.3.2 run
 // with the (hash, sum) node of §16.2. Written from the spec; nothing is imported from
 // @sbx/sandbox-attest. Generation compares it with every fleet.verify_membership vector.
@@ -115,7 +115,7 @@ function membership(o: JsonObject): Json {
   )
     no("BadFleetReceipt");
   if (!isCount(p.size) || p.size !== r.size) no("FleetProofSize");
-  if (!isCount(p.index) || p.index >= (r.size)) no("FleetIndexRange");
+  if (!isCount(p.index) || p.index >= r.size) no("FleetIndexRange");
   const item = checkItem(p.item);
   if (!Array.isArray(p.path)) no("BadFleetReceipt");
   if (p.path.length !== pathLength(p.index, p.size)) no("FleetProofSize");
@@ -135,11 +135,68 @@ function membership(o: JsonObject): Json {
   };
 }
 
-/** fleetOracle answers fleet.verify_membership, refusals included; undefined for any other op. */
+const same = (a: Node, b: Node): boolean =>
+  Buffer.from(a.hash).equals(Buffer.from(b.hash)) && a.sum === b.sum;
+
+/** consistent is RFC 9162 §2.1.4.2 with `node` as the combining function; false where it fails. */
+function consistent(m: number, n: number, first: Node, second: Node, proof: Node[]): boolean {
+  if (m === n) return proof.length === 0 && same(first, second);
+  if (proof.length === 0) return false;
+  const path = (m & (m - 1)) === 0 ? [first, ...proof] : proof;
+  let [fn, sn] = [BigInt(m - 1), BigInt(n - 1)];
+  while ((fn & 1n) === 1n) [fn, sn] = [fn >> 1n, sn >> 1n];
+  let [fr, sr] = [path[0]!, path[0]!];
+  for (const c of path.slice(1)) {
+    if (sn === 0n) return false;
+    if ((fn & 1n) === 1n || fn === sn) {
+      [fr, sr] = [node(c, fr), node(c, sr)];
+      while ((fn & 1n) === 0n && fn !== 0n) [fn, sn] = [fn >> 1n, sn >> 1n];
+    } else sr = node(sr, c);
+    [fn, sn] = [fn >> 1n, sn >> 1n];
+  }
+  return sn === 0n && same(fr, first) && same(sr, second);
+}
+
+/** consistency is fleet.verify_consistency (§16.5), checks in the order the section states. */
+function consistency(o: JsonObject): Json {
+  const hosts = o.hosts as string[];
+  const [r1, r2] = [openReceipt(o.receipt1, hosts), openReceipt(o.receipt2, hosts)];
+  const p = o.proof;
+  if (!isObj(p) || p.kind !== "fleet-consistency" || Object.keys(p).sort().join() !== "kind,path,size1,size2")
+    no("BadFleetReceipt");
+  if (p.size1 !== r1.size || p.size2 !== r2.size) no("FleetProofSize");
+  if (r1.fleet !== r2.fleet || r1.host !== r2.host) no("FleetNotAppend");
+  const [m, n] = [r1.size as number, r2.size as number];
+  if (
+    m > n ||
+    (r2.start_ms as number) > (r1.start_ms as number) ||
+    (r2.end_ms as number) < (r1.end_ms as number)
+  )
+    no("FleetNotAppend");
+  if (!Array.isArray(p.path)) no("BadFleetReceipt");
+  const path = p.path.map(wireNode);
+  const root = (r: JsonObject): Node => ({
+    hash: parseDigest(r.root),
+    sum: BigInt(r.total_uj as string),
+  });
+  const empty = { hash: blake3(new Uint8Array()), sum: 0n };
+  const ok =
+    m === 0 ? path.length === 0 && same(root(r1), empty) : consistent(m, n, root(r1), root(r2), path);
+  if (!ok) no("FleetNotAppend");
+  return null;
+}
+
+/** fleetOracle answers the fleet proof ops, refusals included; undefined for any other op. */
 export function fleetOracle(op: string, input: Json): OracleResult | undefined {
-  if (op !== "fleet.verify_membership") return undefined;
+  const f =
+    op === "fleet.verify_membership"
+      ? membership
+      : op === "fleet.verify_consistency"
+        ? consistency
+        : undefined;
+  if (f === undefined) return undefined;
   try {
-    return { ok: true, output: membership(input as JsonObject) };
+    return { ok: true, output: f(input as JsonObject) };
   } catch (e) {
     if (e instanceof Refused) return { ok: false, error: e.code };
     throw e;
