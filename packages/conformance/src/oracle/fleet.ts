@@ -1,7 +1,7 @@
 // The fleet proof oracles (sandbox-attest §16.3–§16.5), refusals included: the receipts opened
-// with the trusted hosts, the proof's checks in the order §16.4 states, and RFC 9162 §2.1.3.2 run
-// with the (hash, sum) node of §16.2. Written from the spec; nothing is imported from
-// @sbx/sandbox-attest. Generation compares it with every fleet.verify_membership vector.
+// with the trusted hosts, the proofs' checks in the order §16.4 and §16.5 state, and RFC 9162
+// §2.1.3.2 and §2.1.4.2 run with the (hash, sum) node of §16.2. Written from the spec; nothing is
+// imported from @sbx/sandbox-attest. Generation compares it with every fleet proof vector.
 import {
   blake3,
   canonicalBytes,
