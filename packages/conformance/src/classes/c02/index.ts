@@ -222,6 +222,18 @@ function modelVectors(): Vector[] {
     ["ratio-empty-basis-and-zero-denominator", { ...ratio, basis: "", denominator: "0" }, "BadRatio"],
     ["ratio-bad-amount-and-zero-denominator", { ...ratio, numerator: "01", denominator: "0" }, "BadAmount"],
   ];
+  // §6.2 item 5: a model is exactly {name, inputs, coefficients}; another member is BadProvenance.
+  const est = estimateMemory(1_048_576_000n, { source: "t" });
+  out.push(
+    errCase(
+      C,
+      "c2-component-model-extra-member",
+      "an estimated component whose model carries a member beyond name, inputs and coefficients",
+      "energy.component.check",
+      J({ component: { ...est, model: { ...est.model, version: "1" } } }),
+      "BadProvenance",
+    ),
+  );
   for (const [id, r, code] of bad)
     out.push(
       errCase(
