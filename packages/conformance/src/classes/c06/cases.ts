@@ -266,7 +266,7 @@ export function segmentVectors(): Vector[] {
   ] as [string, Json][])
     bad.push([`resumed-basis-${n}`, { ...est, idle_basis: { retained_tb: v } }]);
   bad.push(["resumed-basis-empty", { ...est, idle_basis: {} }]);
-  return bad.map(([n, seg]) =>
+  const out = bad.map(([n, seg]) =>
     errCase(
       C,
       `c6-segment-${n}`,
@@ -276,4 +276,21 @@ export function segmentVectors(): Vector[] {
       "BadSegment",
     ),
   );
+  // By syntax: leading and trailing zeros are numerals too ([0-9]+(.[0-9]+)?), kept as written.
+  const zeros = {
+    ...est,
+    idle_basis: { retained_tb: "0002.500", wh_per_tb_hour: "01.2" },
+  } as unknown as Segment;
+  const segs = [exec(1), suspend(10), zeros];
+  out.push(
+    okCase(
+      C,
+      "c6-segment-resumed-basis-zeros",
+      "idle_basis numerals with leading and trailing zeros are accepted as written",
+      "runrecord.append",
+      { record: wire(segs.slice(0, 2)), segment: zeros as unknown as Json },
+      { head: RunRecord.fromSegments(UNIT, GRANTS, segs).head, record: wire(segs) },
+    ),
+  );
+  return out;
 }
