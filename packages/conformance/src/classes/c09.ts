@@ -23,11 +23,13 @@ import {
   appendEntry,
   checkClaimCharged,
   claimBody,
+  claimByAddress,
   claimComponents,
   closeBody,
   createPool,
   evictBody,
   POOL_ENTRY_PAYLOAD_TYPE,
+  replayLedger,
   verifyLedger,
   type ClaimedEntry,
   type LedgerState,
@@ -35,6 +37,7 @@ import {
 import { errCase, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
+import { str, strings } from "./input.ts";
 
 const C = "C9" as const;
 const host = key("host");
@@ -53,9 +56,12 @@ const ops: Record<string, Handler> = {
     });
     return { ...s, claims: s.claims.map((c) => addressOf(c)) };
   },
+  // §15.4: the ledger (verified as warmpool.verify does), the claim entry by its address, and the
+  // run's first receipt payload; the receipt must carry a copy of every component the item drew.
   "warmpool.claim_charged": (i) => {
     const o = i as JsonObject;
-    checkClaimCharged(o.claim as unknown as ClaimedEntry, o.receipt as unknown as EnergyReceipt);
+    const s = replayLedger(o.ledger, { hosts: strings(o.hosts, "hosts") });
+    checkClaimCharged(s, claimByAddress(s, str(o.claim, "claim")), o.receipt as unknown as EnergyReceipt);
     return null;
   },
 };
@@ -166,6 +172,33 @@ function claimBreakers(): Breaker[] {
       },
     ],
     [
+      "claim-zero-total",
+      "a claim whose total is zero while its parts are right: ZeroEnergy is checked before AccruedMismatch",
+      "ZeroEnergy",
+      () => {
+        const s = pool();
+        return forge(s, { ...c(s), accrued_uj: "0" });
+      },
+    ],
+    [
+      "claim-zero-with-gap",
+      "a zero claim that also leaves residency unaccounted: ZeroEnergy is checked before AccrualGap",
+      "ZeroEnergy",
+      () => {
+        const s = pool();
+        return forge(s, {
+          kind: "claimed",
+          item: "c",
+          at_ms: T0 + 40_000,
+          unit,
+          grants,
+          accrued_uj: "0",
+          provision_uj: "0",
+          residency_uj: "0",
+        });
+      },
+    ],
+    [
       "evict-zero",
       "an eviction recorded as zero",
       "ZeroEnergy",
@@ -236,6 +269,34 @@ function claimBreakers(): Breaker[] {
           from_ms: T0 + 500,
           to_ms: T0 + 30_000,
           residency: idle(29_500),
+        }),
+    ],
+    [
+      "accrual-empty",
+      "an accrual with to_ms = from_ms at the ledger's latest time: AccrualGap (§15.3)",
+      "AccrualGap",
+      () => {
+        const s = accrue(pool(), "c", T0 + 20_000);
+        return forge(s, {
+          kind: "accrued",
+          item: "c",
+          from_ms: T0 + 20_000,
+          to_ms: T0 + 20_000,
+          residency: idle(0),
+        });
+      },
+    ],
+    [
+      "accrual-reversed",
+      "an accrual with to_ms before from_ms: TimeReversed, since its time precedes the entry before",
+      "TimeReversed",
+      () =>
+        forge(pool(), {
+          kind: "accrued",
+          item: "c",
+          from_ms: T0 + 2,
+          to_ms: T0 + 1,
+          residency: idle(1),
         }),
     ],
     [
@@ -332,6 +393,45 @@ function ledgerBreakers(): Breaker[] {
         }),
     ],
     [
+      "after-close-earlier",
+      "an entry after close that is also earlier than the close: PoolClosed is checked before TimeReversed",
+      "PoolClosed",
+      () => forge(pool(true), { kind: "provisioned", item: "d", manifest, at_ms: T0, provision: cpu(9n) }),
+    ],
+    [
+      "after-close-wrong-seq",
+      "an entry after close with a seq that skips one: PoolChainBroken is checked before PoolClosed",
+      "PoolChainBroken",
+      () => {
+        const s = pool(true);
+        const entry = {
+          kind: "provisioned",
+          item: "d",
+          manifest,
+          at_ms: T0,
+          provision: cpu(9n),
+          seq: s.entries.length + 1,
+          prev: s.head,
+        };
+        s.entries.push(signPayload(POOL_ENTRY_PAYLOAD_TYPE, entry, host));
+        return s;
+      },
+    ],
+    [
+      "malformed-after-close",
+      "an entry of the wrong shape after close: BadPoolEntry is checked before the chain and PoolClosed",
+      "BadPoolEntry",
+      () =>
+        forge(pool(true), {
+          kind: "provisioned",
+          item: "d",
+          manifest,
+          at_ms: T0,
+          provision: cpu(9n),
+          note: "x",
+        }),
+    ],
+    [
       "other-signer",
       "an entry signed by a key other than the pool's host",
       "UnknownSigner",
@@ -398,8 +498,21 @@ function chargeVectors(): Vector[] {
   });
   const without = (cs: readonly unknown[]) =>
     buildReceipt({ ...receipt, components: cs as typeof components });
-  const input = (r: JsonObject): Json => ({ claim: claim as unknown as Json, receipt: r });
+  const input = (r: JsonObject, c: string = addressOf(claim)): Json => ({
+    ledger: wire(s),
+    hosts: [host.did],
+    claim: c,
+    receipt: r,
+  });
   const r = receipt as unknown as JsonObject;
+  const ref = addressOf(claim);
+  // One measured component with the claim's whole sum in place of the item's estimated ones.
+  const laundered = without([
+    ...run,
+    { domain: "warmpool", uj: claim.accrued_uj, provenance: "measured", source: "rapl:package", ref },
+  ]);
+  const relabelled = without([...run, ...components.map((x) => ({ ...x, source: "rapl:package" }))]);
+  const reordered = without([...run, ...components.slice(1), components[0]]);
   return [
     okCase(
       C,
@@ -432,6 +545,46 @@ function chargeVectors(): Vector[] {
       "warmpool.claim_charged",
       input(without(run) as unknown as JsonObject),
       "ClaimNotCharged",
+    ),
+    errCase(
+      C,
+      "c9-charge-laundered",
+      "one measured component with the claim's sum stands in for the item's estimated components",
+      "warmpool.claim_charged",
+      input(laundered as unknown as JsonObject),
+      "ClaimNotCharged",
+    ),
+    errCase(
+      C,
+      "c9-charge-source-changed",
+      "every component copied with its sum but another source named",
+      "warmpool.claim_charged",
+      input(relabelled as unknown as JsonObject),
+      "ClaimNotCharged",
+    ),
+    errCase(
+      C,
+      "c9-charge-reordered",
+      "the right copies in another order than the ledger's",
+      "warmpool.claim_charged",
+      input(reordered as unknown as JsonObject),
+      "ClaimNotCharged",
+    ),
+    errCase(
+      C,
+      "c9-charge-claim-not-in-ledger",
+      "a claim address that is no claim entry of the ledger",
+      "warmpool.claim_charged",
+      input(r, addressOf({ claim: "none" })),
+      "UnknownItem",
+    ),
+    errCase(
+      C,
+      "c9-charge-untrusted-ledger",
+      "a ledger whose host the verifier does not trust",
+      "warmpool.claim_charged",
+      { ...(input(r) as JsonObject), hosts: [key("mallory").did] },
+      "UnknownSigner",
     ),
     errCase(
       C,

@@ -19,6 +19,7 @@ import {
 import { errCase, flipHexByte, okCase } from "../generate/build.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, Vector } from "../types.ts";
+import { strings } from "./input.ts";
 
 const C = "C10" as const;
 const host = key("host");
@@ -39,15 +40,17 @@ const ops: Record<string, Handler> = {
   },
   "fleet.verify_membership": (i) => {
     const o = obj(i);
-    const r = openFleetReceipt(o.receipt as unknown as Envelope, (o.hosts as string[] | undefined) ?? hosts);
+    // §16.3: the trusted hosts are an input of the op, never a default of the verifier.
+    const r = openFleetReceipt(o.receipt as unknown as Envelope, strings(o.hosts, "hosts"));
     const p = o.proof as unknown as MembershipProof;
     verifyMembership(r, p);
     return { index: p.index, item: p.item.item, energy_uj: p.item.energy_uj, total_uj: r.total_uj };
   },
   "fleet.verify_consistency": (i) => {
     const o = obj(i);
-    const r1 = openFleetReceipt(o.receipt1 as unknown as Envelope, hosts);
-    const r2 = openFleetReceipt(o.receipt2 as unknown as Envelope, hosts);
+    const trusted = strings(o.hosts, "hosts");
+    const r1 = openFleetReceipt(o.receipt1 as unknown as Envelope, trusted);
+    const r2 = openFleetReceipt(o.receipt2 as unknown as Envelope, trusted);
     verifyFleetConsistency(r1, r2, o.proof as unknown as ConsistencyProof);
     return null;
   },
@@ -125,7 +128,11 @@ function buildVectors(): Vector[] {
 function membershipVectors(): Vector[] {
   const f = buildFleet(items(7));
   const receipt = J(sign(f));
-  const input = (p: unknown, r: Json = receipt): Json => ({ receipt: r, proof: J(p) });
+  const input = (p: unknown, r: Json = receipt, trusted: string[] = hosts): Json => ({
+    receipt: r,
+    hosts: trusted,
+    proof: J(p),
+  });
   const out: Vector[] = [];
   for (let i = 0; i < 7; i++) {
     const p = f.proveMember(i);
@@ -152,8 +159,8 @@ function membershipVectors(): Vector[] {
     ),
   );
   const p = f.proveMember(2);
-  const e = (id: string, desc: string, q: unknown, code: string, r: Json = receipt) =>
-    out.push(errCase(C, `c10-member-${id}`, desc, "fleet.verify_membership", input(q, r), code));
+  const e = (id: string, desc: string, q: unknown, code: string, r: Json = receipt, t: string[] = hosts) =>
+    out.push(errCase(C, `c10-member-${id}`, desc, "fleet.verify_membership", input(q, r, t), code));
   e(
     "wrong-size-receipt",
     "a proof for the fleet of 6 against the receipt of 7",
@@ -225,12 +232,21 @@ function membershipVectors(): Vector[] {
       ),
     ),
   );
-  e(
-    "other-signer",
-    "a receipt signed by a key other than the named hosts",
-    p,
-    "UnknownSigner",
-    J(signPayload(FLEET_RECEIPT_TYPE, { ...padded, host: key("mallory").did }, key("mallory"))),
+  const byMallory = J(
+    signPayload(FLEET_RECEIPT_TYPE, { ...padded, host: key("mallory").did }, key("mallory")),
+  );
+  e("other-signer", "a receipt signed by a key other than the trusted hosts", p, "UnknownSigner", byMallory);
+  e("no-trusted-hosts", "no trusted hosts at all: every receipt is refused", p, "UnknownSigner", receipt, []);
+  const trustMallory = input(p, byMallory, [key("mallory").did]);
+  out.push(
+    okCase(
+      C,
+      "c10-member-trusted-other-host",
+      "the same receipt by mallory verifies for a verifier that trusts mallory: hosts come from the input",
+      "fleet.verify_membership",
+      trustMallory,
+      J(ops["fleet.verify_membership"]?.(trustMallory)),
+    ),
   );
   return out;
 }
@@ -244,7 +260,7 @@ function consistencyVectors(): Vector[] {
     proof: unknown,
     r1: Envelope = sign(f, m),
     r2: Envelope = sign(f, n),
-  ): Json => ({ receipt1: J(r1), receipt2: J(r2), proof: J(proof) });
+  ): Json => ({ receipt1: J(r1), receipt2: J(r2), hosts, proof: J(proof) });
   const out: Vector[] = [];
   for (const [m, n] of [
     [1, 9],
@@ -304,6 +320,27 @@ function consistencyVectors(): Vector[] {
       "FleetNotAppend",
     );
   });
+  // §16.5: a path of the wrong length is a proof that does not reproduce (FleetNotAppend), not a
+  // proof for other sizes (FleetProofSize, which compares only size1 and size2 with the receipts).
+  e("node-removed", "last node removed", input(5, 9, { ...p, path: p.path.slice(0, -1) }), "FleetNotAppend");
+  e("node-added", "a node appended", input(5, 9, { ...p, path: [...p.path, p.path[0]] }), "FleetNotAppend");
+  // §16.5: from the empty fleet, only the empty path with the empty tree's root and zero total.
+  out.push(
+    okCase(
+      C,
+      "c10-consistency-0-9",
+      "the empty fleet is a prefix of every fleet: empty path",
+      "fleet.verify_consistency",
+      input(0, 9, { kind: "fleet-consistency", size1: 0, size2: 9, path: [] }),
+      null,
+    ),
+  );
+  e(
+    "from-0-with-path",
+    "a proof from the empty fleet that carries a node",
+    input(0, 9, { kind: "fleet-consistency", size1: 0, size2: 9, path: [p.path[0]] }),
+    "FleetNotAppend",
+  );
   const r2 = fleetReceipt(f, host.did, span);
   e(
     "later-total-off",

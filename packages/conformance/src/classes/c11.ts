@@ -1,7 +1,7 @@
 // C11: grant format and signatures (jcp §4.1). grant.open on valid grants and on grants broken one
 // member at a time (each properly signed, so only the form is wrong), plus signature breaks.
-import { addressOf, utf8, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import { GRANT_PAYLOAD_TYPE, openGrant } from "@sbx/jcp-grant/grant";
+import { addressOf, canonicalize, utf8, type Envelope, type Json, type JsonObject } from "@sbx/wire";
+import { GRANT_PAYLOAD_TYPE } from "@sbx/jcp-grant/grant";
 import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts";
 import type { ConformanceClass, Vector } from "../types.ts";
 import {
@@ -11,6 +11,7 @@ import {
   childPayload,
   HOUR,
   MALLORY,
+  oracleOutput,
   rootPayload,
   ROOT,
   sign,
@@ -22,12 +23,10 @@ import { grantOpen } from "./grants/ops.ts";
 const C = "C11" as const;
 const open = (env: Json) => ({ envelope: env });
 
+// The expected output comes from the independent oracle (oracle/jcp.ts), not from openGrant.
 function openOk(id: string, desc: string, env: Envelope): Vector {
-  const g = openGrant(env);
-  return okCase(C, id, desc, "grant.open", open(env as unknown as Json), {
-    address: g.address,
-    payload: g.payload as unknown as Json,
-  });
+  const input = open(env as unknown as Json);
+  return okCase(C, id, desc, "grant.open", input, oracleOutput("grant.open", input));
 }
 
 function validVectors(): Vector[] {
@@ -137,6 +136,37 @@ function signatureVectors(): Vector[] {
       J(oversize()),
       "GrantTooLarge",
     ),
+    // §4.1: the size is checked on the base64 text before decoding (more than 10924 characters, the
+    // length of 8192 bytes in base64, whatever the characters are) and again on the decoded bytes.
+    errCase(
+      C,
+      "c11-oversize-text-not-base64",
+      "10925 characters that are not base64: GrantTooLarge, the text's length is checked before decoding",
+      "grant.open",
+      J({ ...e, payload: "!".repeat(10925) }),
+      "GrantTooLarge",
+    ),
+    errCase(
+      C,
+      "c11-oversize-two-signatures",
+      "an oversize payload with two signatures: GrantTooLarge, checked before the signature count",
+      "grant.open",
+      J({ ...oversize(), signatures: [sig0, sig0] }),
+      "GrantTooLarge",
+    ),
+    errCase(
+      C,
+      "c11-oversize-8193-bytes",
+      "8193 payload bytes (10924 base64 characters, like 8192): GrantTooLarge on the decoded bytes",
+      "grant.open",
+      J(signedRaw(GRANT_PAYLOAD_TYPE, sizedRoot(8193), ROOT)),
+      "GrantTooLarge",
+    ),
+    openOk(
+      "c11-size-8192-bytes",
+      "a root grant of exactly 8192 payload bytes opens",
+      sizedRootEnvelope(8192),
+    ),
     errCase(
       C,
       "c11-noncanonical",
@@ -170,6 +200,27 @@ function signatureVectors(): Vector[] {
       ),
     );
   return out;
+}
+
+/** sizedRoot returns the canonical bytes of a valid root payload of exactly `n` bytes (n ≥ 600). */
+function sizedRoot(n: number): Uint8Array {
+  const base = rootPayload();
+  // Grow the padding over several patterns of at most 250 bytes until the payload is n bytes long.
+  const pads: string[] = [];
+  const bytes = () =>
+    utf8(canonicalize({ ...base, scope: { resources: ["/fs/work/**", ...pads], actions: ["read"] } }));
+  while (bytes().length + 256 < n)
+    pads.push(`/pad${String(pads.length).padStart(2, "0")}/${"x".repeat(240)}`);
+  const last = n - bytes().length - 3 - `/pad${String(pads.length).padStart(2, "0")}/`.length;
+  if (last < 1) throw new Error(`sizedRoot(${n}): cannot pad to size`);
+  pads.push(`/pad${String(pads.length).padStart(2, "0")}/${"x".repeat(last)}`);
+  const out = bytes();
+  if (out.length !== n) throw new Error(`sizedRoot(${n}): got ${out.length} bytes`);
+  return out;
+}
+
+function sizedRootEnvelope(n: number): Envelope {
+  return signedRaw(GRANT_PAYLOAD_TYPE, sizedRoot(n), ROOT);
 }
 
 function oversize(): Envelope {

@@ -84,6 +84,34 @@ function patternVectors(): Vector[] {
       ),
     ),
   );
+  // §4.2 limits: at most 32 segments, a trailing `**` counted as one of them; at most 256 bytes.
+  const limits: [string, string, string | boolean][] = [
+    ["32-segments", "/" + "s/".repeat(31) + "s", true],
+    ["31-segments-and-subtree", "/" + "s/".repeat(31) + "**", true],
+    ["32-segments-and-subtree", "/" + "s/".repeat(32) + "**", "BadPattern"],
+    ["256-bytes", "/" + "a".repeat(255), true],
+    ["257-bytes", "/" + "a".repeat(256), "BadPattern"],
+  ];
+  for (const [id, p, want] of limits)
+    out.push(
+      typeof want === "boolean"
+        ? okCase(
+            C,
+            `c12-pattern-limit-${id}`,
+            `pattern limits: ${id}`,
+            "pattern.covers",
+            { parent: "/**", child: p },
+            { covers: want },
+          )
+        : errCase(
+            C,
+            `c12-pattern-limit-${id}`,
+            `pattern limits: ${id}`,
+            "pattern.covers",
+            { parent: "/**", child: p },
+            want,
+          ),
+    );
   return out;
 }
 
@@ -98,10 +126,10 @@ function scopeVectors(): Vector[] {
       true,
     ],
     ["extra-action", { resources: ["/fs/work/**"], actions: ["exec", "read"] }, false],
-    ["one-resource-outside", { resources: ["/fs/work/**", "/fs/home/**"], actions: ["read"] }, false],
+    ["one-resource-outside", { resources: ["/fs/home/**", "/fs/work/**"], actions: ["read"] }, false],
     ["prefix-not-path", { resources: ["/fs/workx/**"], actions: ["read"] }, false],
   ];
-  return cases.map(([id, child, yes]) =>
+  const out = cases.map(([id, child, yes]) =>
     okCase(
       C,
       `c12-scope-${id}`,
@@ -111,6 +139,43 @@ function scopeVectors(): Vector[] {
       { covers: yes },
     ),
   );
+  // §4.2: scope.covers is defined on valid scopes only. Each scope is checked, parent first, as a
+  // grant's scope is (resources, then actions), before any containment is computed.
+  const invalid: [string, Json, Json, string][] = [
+    [
+      "child-unsorted",
+      parent,
+      { resources: ["/net/api.example.com/**", "/fs/work/**"], actions: ["read"] },
+      "BadGrant",
+    ],
+    ["child-duplicate-action", parent, { resources: ["/fs/work/**"], actions: ["read", "read"] }, "BadGrant"],
+    ["child-empty-actions", parent, { resources: ["/fs/work/**"], actions: [] }, "BadGrant"],
+    [
+      "parent-unsorted",
+      { resources: ["/net/api.example.com/**", "/fs/work/**"], actions: ["read", "write"] },
+      { resources: ["/fs/work/**"], actions: ["read"] },
+      "BadGrant",
+    ],
+    ["parent-bad-pattern", { resources: ["/fs/work/"], actions: ["read"] }, parent, "BadPattern"],
+    [
+      "parent-before-child",
+      { resources: ["/fs/work/**"], actions: ["write", "read"] },
+      { resources: ["/fs/work/"], actions: ["read"] },
+      "BadGrant",
+    ],
+  ];
+  for (const [id, p, c, code] of invalid)
+    out.push(
+      errCase(
+        C,
+        `c12-scope-invalid-${id}`,
+        `an invalid scope is refused: ${id}`,
+        "scope.covers",
+        { parent: p, child: c },
+        code,
+      ),
+    );
+  return out;
 }
 
 function chainVectors(): Vector[] {

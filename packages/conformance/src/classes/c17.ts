@@ -40,6 +40,12 @@ function grants() {
   return { r, b, c };
 }
 
+/** brokenSig flips a byte of a grant's signature, keeping the payload and so its address. */
+function brokenSig(env: Envelope): Envelope {
+  const s = env.signatures[0]!;
+  return { ...env, signatures: [{ keyid: s.keyid, sig: flipBase64Byte(s.sig, 5) }] };
+}
+
 /** receipt signs a receipt by hand (for the broken cases), chained after `prev`. */
 function receipt(
   leaf: Envelope,
@@ -102,6 +108,46 @@ function vectors(): Vector[] {
     okCase(C, "c17-replay-none", "no receipts: nothing debited", "spend.replay", input(g, []), {
       remaining: {},
     }),
+    // §4.3: the grants given are a store; a grant is opened only when a receipt's chain reaches it,
+    // so a broken grant no receipt uses does not refuse the replay, and one a receipt uses does.
+    okCase(
+      C,
+      "c17-replay-unused-broken-grant",
+      "carol's grant with a flipped signature, on no receipt's chain: not opened, the replay stands",
+      "spend.replay",
+      {
+        ...input(g, [rb1]),
+        grants: [g.r, g.b, brokenSig(g.c)] as unknown as Json[],
+      },
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
+          [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
+        },
+      },
+    ),
+    errCase(
+      C,
+      "c17-replay-used-broken-grant",
+      "bob's grant with a flipped signature, on the receipt's chain: refused",
+      "spend.replay",
+      { ...input(g, [rb1]), grants: [g.r, brokenSig(g.b), g.c] as unknown as Json[] },
+      "BadSignature",
+    ),
+    // §4.3: only grants on some receipt's chain are listed; carol's grant, given but never debited, is not.
+    okCase(
+      C,
+      "c17-replay-one-leaf",
+      "one receipt under bob: the root and bob are listed, carol's untouched grant is not",
+      "spend.replay",
+      input(g, [rb1]),
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
+          [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
+        },
+      },
+    ),
     R("drop-first", "the first receipt of bob's chain dropped", [rc1, rb2], "BrokenReceiptChain"),
     R("reorder", "bob's two receipts swapped", [rb2, rc1, rb1], "BrokenReceiptChain"),
     R("duplicate", "a receipt replayed twice", [rb1, rb1], "BrokenReceiptChain"),

@@ -33,7 +33,7 @@ export async function runClaimed(c: Claimed, argv: readonly string[], key: KeyPa
   m.child.stdout?.on("data", (d: Buffer) => out.push(d));
   const exit = await m.done;
   const made = makeReceipt(startEnergyChain(c.claim.unit, c.claim.grants), exit.reading, key, c.components);
-  checkClaimCharged(c.claim, made.receipt);
+  checkClaimCharged(c.state, c.claim, made.receipt);
   return {
     code: exit.code,
     signal: exit.signal,

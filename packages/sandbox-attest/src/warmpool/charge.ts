@@ -1,6 +1,6 @@
 // §15.4 A claim's joule price: every component the claimed item drew, relabelled to the `warmpool`
 // domain and tied to the claim entry by `ref`, goes into the claiming run's first energy receipt.
-import { addressOf, formatAmount, type Digest } from "@sbx/wire";
+import { addressOf, canonicalize, formatAmount, type Digest } from "@sbx/wire";
 import type { EnergyComponent, EnergyReceipt } from "../energy/types.ts";
 import { assertReceipt } from "../energy/receipt.ts";
 import { SandboxAttestError } from "../errors.ts";
@@ -11,6 +11,13 @@ import { figureUj } from "./figure.ts";
 /** claimAddress returns the content address of a claim entry, the `ref` its components carry (§15.4). */
 export function claimAddress(claim: ClaimedEntry): Digest {
   return addressOf(claim);
+}
+
+/** claimByAddress returns the claim entry of ledger `s` whose address is `ref` (§15.4); refuses `UnknownItem`. */
+export function claimByAddress(s: LedgerState, ref: string): ClaimedEntry {
+  const claim = s.payloads.find((e): e is ClaimedEntry => e.kind === "claimed" && addressOf(e) === ref);
+  if (!claim) throw new SandboxAttestError("UnknownItem", `no claim ${ref} in this ledger`);
+  return claim;
 }
 
 /**
@@ -38,13 +45,17 @@ export function claimComponents(s: LedgerState, claim: ClaimedEntry): EnergyComp
 }
 
 /**
- * checkClaimCharged checks that `receipt` is the first receipt (seq 0) of the claiming run (same
- * unit_id and grants_id) and that its `warmpool` components referring to the claim sum to the
- * claim's accrued energy (§15.4). Refuses a malformed receipt with the §6.1 codes, and
- * `ClaimNotCharged` otherwise.
+ * checkClaimCharged checks that `receipt` charges `claim` of the verified ledger `s` (§15.4): the
+ * receipt is well formed (§6.1 codes), `claim` is a claim entry of the ledger (`UnknownItem`), the
+ * receipt is the claiming run's first (same unit_id and grants_id, seq 0), and its `warmpool`
+ * components whose `ref` is the claim's address are, in order, exactly the copies claimComponents
+ * gives: every provisioning and accrual component of the item, each member equal but `domain` and
+ * `ref`. Comparing only their sum would let one `measured` figure stand in for several estimated ones
+ * (provenance laundering). Refuses `ClaimNotCharged` for anything but an exact copy.
  */
-export function checkClaimCharged(claim: ClaimedEntry, receipt: EnergyReceipt): void {
+export function checkClaimCharged(s: LedgerState, claim: ClaimedEntry, receipt: EnergyReceipt): void {
   assertReceipt(receipt);
+  const want = claimComponents(s, claim);
   if (receipt.unit_id !== claim.unit || receipt.grants_id !== claim.grants)
     throw new SandboxAttestError("ClaimNotCharged", "the receipt is not of the claiming run");
   if (receipt.seq !== 0)
@@ -53,10 +64,17 @@ export function checkClaimCharged(claim: ClaimedEntry, receipt: EnergyReceipt): 
       `the claim is charged in the run's first receipt, not receipt ${receipt.seq}`,
     );
   const ref = claimAddress(claim);
-  const charged = figureUj(receipt.components.filter((c) => c.domain === "warmpool" && c.ref === ref));
-  if (formatAmount(charged) !== claim.accrued_uj)
+  const got = receipt.components.filter((c) => c.domain === "warmpool" && c.ref === ref);
+  if (got.length !== want.length)
     throw new SandboxAttestError(
       "ClaimNotCharged",
-      `receipt charges ${charged} µJ for the claim, want ${claim.accrued_uj}`,
+      `receipt carries ${got.length} warmpool components for the claim, want ${want.length}`,
     );
+  got.forEach((c, i) => {
+    if (canonicalize(c) !== canonicalize(want[i]))
+      throw new SandboxAttestError(
+        "ClaimNotCharged",
+        `warmpool component ${i} is not a copy of the item's component ${i} (${want[i]?.provenance ?? ""} ${want[i]?.uj ?? ""} µJ)`,
+      );
+  });
 }

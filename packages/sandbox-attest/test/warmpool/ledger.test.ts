@@ -71,13 +71,55 @@ test("a claim's joule price goes into the run's first receipt as warmpool compon
     end_ms: T0 + 1,
     components: comps,
   });
-  checkClaimCharged(claim, receipt);
-  assert.throws(() => checkClaimCharged(claim, { ...receipt, seq: 1 }), refuses("ClaimNotCharged"));
+  checkClaimCharged(s, claim, receipt);
+  assert.throws(() => checkClaimCharged(s, claim, { ...receipt, seq: 1 }), refuses("ClaimNotCharged"));
   assert.throws(
-    () => checkClaimCharged(claim, buildReceipt({ ...receipt, components: comps.slice(1) })),
+    () => checkClaimCharged(s, claim, buildReceipt({ ...receipt, components: comps.slice(1) })),
     refuses("ClaimNotCharged"),
   );
-  assert.throws(() => checkClaimCharged(claim, { ...receipt, grants_id: unit }), refuses("ClaimNotCharged"));
+  assert.throws(
+    () => checkClaimCharged(s, claim, { ...receipt, grants_id: unit }),
+    refuses("ClaimNotCharged"),
+  );
+});
+
+test("a claim is charged by copies of every component, not by a sum (no provenance laundering)", () => {
+  const s = validPool();
+  const claim = s.payloads.find((e): e is ClaimedEntry => e.kind === "claimed");
+  assert.ok(claim);
+  const comps = claimComponents(s, claim);
+  assert.ok(comps.length > 1 && comps.every((c) => c.provenance === "estimated"));
+  const base = {
+    unit_id: unit,
+    grants_id: grants,
+    seq: 0,
+    prev: energyGenesis(unit, grants),
+    host: host.did,
+    start_ms: T0,
+    end_ms: T0 + 1,
+  };
+  // One measured component of the same sum stands in for the estimated ones: refused.
+  const laundered = buildReceipt({
+    ...base,
+    components: [
+      {
+        domain: "warmpool",
+        uj: claim.accrued_uj,
+        provenance: "measured",
+        source: "rapl:package",
+        ref: addressOf(claim),
+      },
+    ],
+  });
+  assert.throws(() => checkClaimCharged(s, claim, laundered), refuses("ClaimNotCharged"));
+  // The right copies in another order: refused (copies follow the ledger's order).
+  const swapped = buildReceipt({ ...base, components: [...comps.slice(1), comps[0]!] });
+  assert.throws(() => checkClaimCharged(s, claim, swapped), refuses("ClaimNotCharged"));
+  // A claim that is not in the ledger: refused before the receipt is compared.
+  assert.throws(
+    () => checkClaimCharged(s, { ...claim, item: "zz" }, buildReceipt({ ...base, components: comps })),
+    refuses("UnknownItem"),
+  );
 });
 
 /** accrueC accounts item c's residency up to T0 + 30 s, as an honest writer does before attributing it. */

@@ -15,6 +15,7 @@ import {
   ENERGY_RECEIPT_TYPE,
   assertComponent,
   attribute,
+  measure,
   energyGenesis,
   estimateCpu,
   estimateMemory,
@@ -80,6 +81,15 @@ function validVectors(): Vector[] {
     host,
   );
   const empty = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, []), host);
+  // §6.2 item 4: the provenance of a sum is the weakest of its parts.
+  const gpu = measure("gpu", "nvml:0", 9_000_000n);
+  const share = attribute("cpu", "rapl:package", 90_000_000n, {
+    numerator: 1n,
+    denominator: 4n,
+    basis: "cpu_us",
+  });
+  const measured = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, [gpu]), host);
+  const attributed = makeReceipt(startEnergyChain(UNIT, GRANTS), reading(0, [gpu, share]), host);
   const heads = chainHeads(ENERGY_CHAIN_TAG, [UNIT, GRANTS], receipts);
   return [
     okCase(
@@ -109,6 +119,22 @@ function validVectors(): Vector[] {
         total_uj: estimated.receipt.total_uj,
         provenance: "estimated",
       },
+    ),
+    okCase(
+      C,
+      "c2-receipt-measured",
+      "every component measured: the sum is measured",
+      "energy.receipt.verify",
+      J({ envelope: measured.envelope }),
+      { address: addressOf(measured.receipt), total_uj: "9000000", provenance: "measured" },
+    ),
+    okCase(
+      C,
+      "c2-receipt-attributed",
+      "measured and attributed components, none estimated: the sum is attributed",
+      "energy.receipt.verify",
+      J({ envelope: attributed.envelope }),
+      { address: addressOf(attributed.receipt), total_uj: "31500000", provenance: "attributed" },
     ),
     okCase(
       C,
@@ -170,12 +196,56 @@ function modelVectors(): Vector[] {
       "3",
     ],
   ];
-  return ok.map(([id, desc, c, uj]) =>
+  const out = ok.map(([id, desc, c, uj]) =>
     okCase(C, `c2-model-${id}`, desc, "energy.component.check", J({ component: c }), {
       uj,
       provenance: c.provenance,
     }),
   );
+  // §6.2 item 5: a ratio that is not an object of exactly {numerator, denominator, basis}, or whose
+  // basis is not a string of 1–256 characters, is BadRatio; its two figures are then amounts
+  // (BadAmount), the denominator non-zero (BadRatio) and the ratio at most 1 (RatioAboveOne).
+  const base = attribute("cpu", "rapl:package", 90_000_000n, {
+    numerator: 1n,
+    denominator: 4n,
+    basis: "cpu_us",
+  });
+  const ratio = base.ratio as unknown as Record<string, unknown>;
+  const bad: [string, unknown, string][] = [
+    ["ratio-not-object", "1/4", "BadRatio"],
+    ["ratio-extra-member", { ...ratio, unit: "us" }, "BadRatio"],
+    ["ratio-missing-basis", { numerator: "1", denominator: "4" }, "BadRatio"],
+    ["ratio-empty-basis", { ...ratio, basis: "" }, "BadRatio"],
+    ["ratio-basis-257", { ...ratio, basis: "b".repeat(257) }, "BadRatio"],
+    ["ratio-basis-not-string", { ...ratio, basis: 4 }, "BadRatio"],
+    ["ratio-numerator-number", { ...ratio, numerator: 1 }, "BadAmount"],
+    ["ratio-empty-basis-and-zero-denominator", { ...ratio, basis: "", denominator: "0" }, "BadRatio"],
+    ["ratio-bad-amount-and-zero-denominator", { ...ratio, numerator: "01", denominator: "0" }, "BadAmount"],
+  ];
+  // §6.2 item 5: a model is exactly {name, inputs, coefficients}; another member is BadProvenance.
+  const est = estimateMemory(1_048_576_000n, { source: "t" });
+  out.push(
+    errCase(
+      C,
+      "c2-component-model-extra-member",
+      "an estimated component whose model carries a member beyond name, inputs and coefficients",
+      "energy.component.check",
+      J({ component: { ...est, model: { ...est.model, version: "1" } } }),
+      "BadProvenance",
+    ),
+  );
+  for (const [id, r, code] of bad)
+    out.push(
+      errCase(
+        C,
+        `c2-component-${id}`,
+        `an attributed component whose ratio is refused: ${id}`,
+        "energy.component.check",
+        J({ component: { ...base, ratio: r } }),
+        code,
+      ),
+    );
+  return out;
 }
 
 function signerVectors(): Vector[] {

@@ -84,6 +84,35 @@ export function headVectors(): Vector[] {
       "UnknownEventType",
     ),
   );
+  // §8.2 item 3: a `type` that is missing or not a string is a member of the wrong form
+  // (MalformedEvent), even when the event also has members no type lists; UnknownEventType is only
+  // for a string naming no type.
+  out.push(
+    errCase(
+      C,
+      "c4-head-type-not-string",
+      "an event whose type is a number: MalformedEvent, not UnknownEventType",
+      "journal.head",
+      { events: [{ type: 7, seq: 0, pid: 1 }] },
+      "MalformedEvent",
+    ),
+    errCase(
+      C,
+      "c4-head-no-type-extra-member",
+      "an event with no type and a member no type lists: MalformedEvent before UnknownEventField",
+      "journal.head",
+      { events: [{ seq: 0, pid: 1, note: "x" }] },
+      "MalformedEvent",
+    ),
+    errCase(
+      C,
+      "c4-head-unknown-type-missing-seq",
+      "an unknown type with no seq: UnknownEventType is checked before any member",
+      "journal.head",
+      { events: [{ type: "process.fork" }] },
+      "UnknownEventType",
+    ),
+  );
   for (const [k, e] of evs.entries()) {
     out.push(
       errCase(

@@ -115,6 +115,7 @@ export function validVectors(): Vector[] {
     ok("c6-valid-empty", "a record with its header only", []),
     ok("c6-valid-full", "execute → suspend → resume → execute → close", FULL),
     ok("c6-valid-active", "execute → suspend → resume → execute, still active", FULL.slice(0, 4)),
+    ok("c6-valid-parked", "execute → suspend: the record ends parked", FULL.slice(0, 2)),
     ok("c6-valid-close-parked", "closed while parked: abandonment is an honest outcome", [
       exec(1),
       suspend(10),
@@ -252,7 +253,20 @@ export function segmentVectors(): Vector[] {
     ],
     ["closed-bad-outcome", { kind: "closed", at_ms: T, outcome: "done" }],
   ];
-  return bad.map(([n, seg]) =>
+  // §13.2: idle_basis values are decimal numerals by syntax (digits, optionally "." and digits);
+  // an exponent, a sign, a bare point or a JSON number is refused, as is an empty basis.
+  const est = resume(20, "1") as unknown as Record<string, Json>;
+  for (const [n, v] of [
+    ["exponent", "2e-3"],
+    ["negative", "-0.002"],
+    ["bare-point", ".5"],
+    ["trailing-point", "5."],
+    ["json-number", 0.5],
+    ["empty-string", ""],
+  ] as [string, Json][])
+    bad.push([`resumed-basis-${n}`, { ...est, idle_basis: { retained_tb: v } }]);
+  bad.push(["resumed-basis-empty", { ...est, idle_basis: {} }]);
+  const out = bad.map(([n, seg]) =>
     errCase(
       C,
       `c6-segment-${n}`,
@@ -262,4 +276,21 @@ export function segmentVectors(): Vector[] {
       "BadSegment",
     ),
   );
+  // By syntax: leading and trailing zeros are numerals too ([0-9]+(.[0-9]+)?), kept as written.
+  const zeros = {
+    ...est,
+    idle_basis: { retained_tb: "0002.500", wh_per_tb_hour: "01.2" },
+  } as unknown as Segment;
+  const segs = [exec(1), suspend(10), zeros];
+  out.push(
+    okCase(
+      C,
+      "c6-segment-resumed-basis-zeros",
+      "idle_basis numerals with leading and trailing zeros are accepted as written",
+      "runrecord.append",
+      { record: wire(segs.slice(0, 2)), segment: zeros as unknown as Json },
+      { head: RunRecord.fromSegments(UNIT, GRANTS, segs).head, record: wire(segs) },
+    ),
+  );
+  return out;
 }

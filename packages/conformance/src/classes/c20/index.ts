@@ -173,9 +173,31 @@ function broken(): Vector[] {
     ),
     no(
       "policy-not-yet",
-      "a mint before the policy's window",
+      "a mint before the policy's window and the held grant's: the held grant's window is checked first",
       { mints: [{ event: event(0, { at_ms: T0 - 2 * HOUR }), at_ms: T0 - 2 * HOUR }] },
       "NotYetValid",
+    ),
+    no(
+      "policy-not-yet-held-valid",
+      "a mint inside the held grant's window but before the policy's: the policy window alone refuses",
+      { policy: P({ nbf_ms: T0 + HOUR }), mints: [{ event: event(0), at_ms: T0 }] },
+      "NotYetValid",
+    ),
+    no(
+      "policy-oversize",
+      "a policy payload over 8192 bytes, signed by mallory: BadPolicy, checked before the signature",
+      { policy: P({ pad: "x".repeat(8192) }, MALLORY), mints: [] },
+      "BadPolicy",
+    ),
+    no(
+      "bad-event-before-entries",
+      "an event without type among the events and a broken first entry: events are opened before any entry",
+      {
+        mints: spaced(2),
+        events: [event(0), event(1), { source: "github", at_ms: T0 }],
+        entries: (es) => [{ ...es[0]!, payload: flipBase64Byte(es[0]!.payload, 10) }, es[1]!],
+      },
+      "BadEvent",
     ),
     no(
       "drop",

@@ -11,9 +11,9 @@ import {
   type JsonObject,
   type KeyPair,
 } from "@sbx/wire";
-import { GRANT_PAYLOAD_TYPE, verifyChain } from "@sbx/jcp-grant/grant";
+import { GRANT_PAYLOAD_TYPE } from "@sbx/jcp-grant/grant";
 import { key } from "../../generate/keys.ts";
-import { effectiveJson } from "./ops.ts";
+import { jcpOracle } from "../../oracle/jcp.ts";
 
 /** The vectors' "now": 2026-01-01T00:00:00Z; grants run from T0 − 1 h to T0 + 24 h. */
 export const T0 = 1_767_225_600_000;
@@ -101,9 +101,21 @@ export function verifyInput(chain: readonly Envelope[], at_ms = T0, extra: JsonO
   return { chain: chain as unknown as Json[], roots: [ROOT.did], at_ms, ...extra };
 }
 
-/** expected computes the output of a valid chain.verify case with the reference (allowed for valid cases). */
+/**
+ * expected computes the output of a valid chain.verify case with the independent oracle
+ * (oracle/jcp.ts), never with the implementation under test; a chain the oracle refuses is a
+ * broken generator.
+ */
 export function expected(chain: readonly Envelope[], at_ms = T0): Json {
-  return { grants: verifyChain(chain, { roots: [ROOT.did], at_ms }).grants.map(effectiveJson) };
+  return oracleOutput("chain.verify", verifyInput(chain, at_ms));
+}
+
+/** oracleOutput is the oracle's output for a case that must succeed; throws when it refuses. */
+export function oracleOutput(op: string, input: Json): Json {
+  const r = jcpOracle(op, input);
+  if (r === undefined) throw new Error(`the JCP oracle has no op ${op}`);
+  if (!r.ok) throw new Error(`the JCP oracle refuses a case stated valid (${op}): ${r.error}`);
+  return r.output;
 }
 
 /** env writes an envelope as vector JSON. */

@@ -2,7 +2,9 @@
 // registered by exactly one class (handlerTable refuses duplicates); the others' vectors use it.
 import type { Envelope, Json, JsonObject } from "@sbx/wire";
 import {
+  checkActions,
   checkGrantSetDoc,
+  checkResources,
   grantStore,
   grantsId,
   openGrant,
@@ -59,9 +61,15 @@ export const patternCoversOp: Handler = (i) => {
     covers: patternCovers(parsePattern(str(o.parent, "parent")), parsePattern(str(o.child, "child"))),
   };
 };
-export const scopeCoversOp: Handler = (i) => ({
-  covers: scopeCovers(scope(obj(i).parent), scope(obj(i).child)),
-});
+export const scopeCoversOp: Handler = (i) => {
+  const [p, c] = [scope(obj(i).parent), scope(obj(i).child)];
+  // Both scopes must be valid (§4.2), parent first, each resources then actions.
+  for (const x of [p, c]) {
+    checkResources(x.resources);
+    checkActions(x.actions);
+  }
+  return { covers: scopeCovers(p, c) };
+};
 
 /** chain.verify (C16; used by C13–C15, C18): chain, roots, at_ms, optional revocations → effective grants. */
 export const chainVerify: Handler = (i) => {
