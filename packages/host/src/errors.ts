@@ -9,6 +9,12 @@ export type HostErrorCode =
   | "UnsupportedName"
   | "RestoreTargetNotEmpty"
   | "StoreUnusable"
+  | "StoreWriteFailed"
+  | "WorkspaceChanged"
+  | "WorkspaceUnreadable"
+  | "DirectoryTooLarge"
+  | "TreeTooDeep"
+  | "RestoreFailed"
   // §5.5 the exec gate
   | "GateUnavailable"
   | "GateFailed"
