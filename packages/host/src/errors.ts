@@ -15,6 +15,7 @@ export type HostErrorCode =
   | "DirectoryTooLarge"
   | "TreeTooDeep"
   | "RestoreFailed"
+  | "UnsafePath"
   // §5.5 the exec gate
   | "GateUnavailable"
   | "GateFailed"
