@@ -123,7 +123,10 @@ test("files vanishing during the walk give a result or a coded refusal, never a 
     process.execPath,
     [
       "-e",
-      `const fs=require("node:fs");const w=process.argv[1];for(let i=0;;i++){try{fs.mkdirSync(w+"/x"+(i%7),{recursive:true});fs.writeFileSync(w+"/x"+(i%7)+"/y","z".repeat(i%300));fs.rmSync(w+"/x"+((i+3)%7),{recursive:true,force:true});}catch{}}`,
+      `const fs=require("node:fs");const w=process.argv[1];
+      for(let i=0;;i++){try{const d=w+"/x"+(i%5);fs.mkdirSync(d,{recursive:true});
+      for(let j=0;j<20;j++)fs.writeFileSync(d+"/y"+j,"z".repeat(j*10));
+      fs.rmSync(w+"/x"+((i+2)%5),{recursive:true,force:true});}catch{}}`,
       ws,
     ],
     { stdio: "ignore" },
