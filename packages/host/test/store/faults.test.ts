@@ -9,6 +9,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -35,32 +36,32 @@ test(
   { timeout: 300_000 },
   async () => {
     const s = FileStore.open(mkdtempSync(join(scratch, "sbx-race-")), { create: true });
-    const id = await s.createRecord(UNIT, GRANTS);
     const script = join(import.meta.dirname, "race-child.ts");
     const racers = [0, 1].map(() =>
-      spawn(process.execPath, ["--import", "tsx", script, s.root, id], {
-        stdio: ["pipe", "pipe", "inherit"],
-      }),
+      spawn(process.execPath, ["--import", "tsx", script, s.root], { stdio: ["pipe", "pipe", "inherit"] }),
     );
     const lines = racers.map((r) => createInterface({ input: r.stdout })[Symbol.asyncIterator]());
+    // Records are kept short (a fresh one every 25 rounds) so each round costs little.
+    let id: Digest = d("none");
     let head = id;
-    let doubles = 0;
+    let conflicts = 0;
     try {
       for (let round = 0; round < 1000; round++) {
-        const at = Date.now() + 15;
-        for (const r of racers) r.stdin.write(`${head} same-${round} ${at}\n`);
+        if (round % 25 === 0) head = id = await s.createRecord(UNIT, d(`grants ${round}`));
+        const at = Date.now() + 4;
+        for (const r of racers) r.stdin.write(`${id} ${head} same-${round} ${at}\n`);
         const got = await Promise.all(lines.map(async (l) => String((await l.next()).value)));
         const won = got.filter((g) => g.startsWith("won "));
-        if (won.length !== 1) doubles++;
         assert.equal(won.length, 1, `round ${round}: ${got.join(" | ")}`);
         for (const g of got) if (!g.startsWith("won ")) assert.match(g, /^(AppendConflict|StaleHead)$/);
+        if (got.includes("AppendConflict")) conflicts++;
         head = won[0]!.slice(4) as Digest;
-        assert.equal(await headOf(s, id), head, `round ${round}: the winner's head is the record's head`);
+        if (round % 25 === 24) assert.equal(await headOf(s, id), head, `round ${round}: the record's head`);
       }
     } finally {
       for (const r of racers) r.stdin.end();
     }
-    assert.equal(doubles, 0);
+    console.log(`identical appends: 1000 pairs, ${conflicts} decided by the claim itself (AppendConflict)`);
   },
 );
 
@@ -119,6 +120,7 @@ test("appends on a full 1 MiB tmpfs never report failure for a committed segment
     let head = id;
     let ok = 0;
     let refused = 0;
+    let deferred = 0;
     for (let cycle = 0; cycle < 250 && fillers > 0; cycle++) {
       rmSync(join(mnt, `fill-${--fillers}`)); // one page free
       for (let k = 0; k < 4; k++) {
@@ -127,6 +129,8 @@ test("appends on a full 1 MiB tmpfs never report failure for a committed segment
           head = await s.appendSegment(id, before, exec(`c${cycle}-${k}`));
           ok++;
           assert.equal(await headOf(s, id), head, `cycle ${cycle}: a reported append is in the record`);
+          const inFile = decodeRecord(readFileSync(recordPaths(s.root, id).file), { allowTorn: true });
+          if (inFile.record.head !== head) deferred++; // committed by its claim, line not yet in the file
         } catch (e) {
           assert.ok(isHostError(e, "StoreWriteFailed"), `cycle ${cycle}: ${String(e)}`);
           refused++;
@@ -140,6 +144,8 @@ test("appends on a full 1 MiB tmpfs never report failure for a committed segment
       }
     }
     assert.ok(ok > 20 && refused > 20, `the disk really filled (${ok} appended, ${refused} refused)`);
+    assert.ok(deferred > 0, "no append was committed by its claim while its line could not be written");
+    console.log(`full disk: ${ok} appended (${deferred} completed later from the claim), ${refused} refused`);
   } finally {
     execFileSync("umount", [mnt]);
   }

@@ -1,14 +1,14 @@
-// A racer for faults.test.ts: for each line "<head> <name> <start ms>" on stdin it waits for the
+// A racer for faults.test.ts: for each line "<record> <head> <name> <start ms>" on stdin it waits for the
 // start time (spinning, so two racers leave together), appends an executed segment naming `name`
 // and prints "won <new head>" or the error's code.
 import { createInterface } from "node:readline";
 import { digestBytes, utf8, type Digest } from "@sbx/wire";
 import { FileStore } from "../../src/store/index.ts";
 
-const [root, id] = process.argv.slice(2) as [string, Digest];
+const [root] = process.argv.slice(2) as [string];
 const s = FileStore.open(root);
 for await (const line of createInterface({ input: process.stdin })) {
-  const [head, name, at] = line.split(" ") as [Digest, string, string];
+  const [id, head, name, at] = line.split(" ") as [Digest, Digest, string, string];
   while (Date.now() < Number(at)) {
     /* spin: both racers start within microseconds of each other */
   }
