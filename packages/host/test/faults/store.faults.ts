@@ -77,7 +77,7 @@ test("verification and listing work on a read-only bind mount of the store", asy
   const clean = await s.createRecord(UNIT, d("other grants"));
   const c1 = await s.appendSegment(clean, clean, exec("c"));
   // a dead writer's temp file and an unclaimed torn tail: both are left for the next writer
-  const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
+  const dead = spawnSync(process.execPath, ["-e", "0"]).pid;
   writeFileSync(join(s.root, "tmp", `${dead}-0123456789abcdef`), "stale");
   appendFileSync(recordPaths(s.root, id).file, '{"head":"blake3:00');
   const ro = join(base, "ro");
@@ -153,7 +153,7 @@ test("appends on a full 1 MiB tmpfs never report failure for a committed segment
 
 test("stray names in tmp/ and over-long paths are coded refusals, not raw errors", async () => {
   const s = FileStore.open(mkdtempSync(join(tmpdir(), "sbx-stray-")), { create: true });
-  const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
+  const dead = spawnSync(process.execPath, ["-e", "0"]).pid;
   mkdirSync(join(s.root, "tmp", `${dead}-x`));
   mkdirSync(join(s.root, "tmp", `${dead}-0123456789abcdef`));
   writeFileSync(join(s.root, "tmp", `${dead}-fedcba9876543210`), "stale");
