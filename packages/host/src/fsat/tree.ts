@@ -4,6 +4,7 @@
 // time however deep the tree.
 import { closeSync, fsyncSync, lstatSync, readSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
 import { createBlake3, formatDigest, type Digest } from "@sbx/wire";
 import { HostError } from "../errors.ts";
 import {
@@ -124,13 +125,14 @@ export function openDirNoFollow(path: string, create: boolean): number {
 }
 
 /**
- * writeFilesAt writes each file into the directory `dir` (absolute; created when missing) as root may
+ * writeFilesAt writes each file into the directory `dir` (resolved against the working directory;
+ * created when missing; no component may be a link, even one outside the workspace) as root may
  * safely do inside a tree a unit controls: the directory is reached without following links, each
  * file goes to a fresh O_EXCL temp name and is renamed over its name (a link planted under that name
  * is replaced, never written through), then the directory is fsynced. `UnsafePath` as above.
  */
 export function writeFilesAt(dir: string, files: readonly { name: string; bytes: Uint8Array }[]): void {
-  const fd = openDirNoFollow(dir, true);
+  const fd = openDirNoFollow(resolve(dir), true);
   try {
     for (const f of files) {
       assertName(f.name);
