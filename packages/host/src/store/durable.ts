@@ -103,5 +103,11 @@ function identityOrNull(path: string): bigint | null {
  * rename, fsync of the folder. A reader sees the old file or the new one, never half of either.
  */
 export function writeFileDurably(path: string, text: string, mode = 0o644): void {
-  publishRename(writeTemp(dirname(path), new TextEncoder().encode(text), mode), path, true);
+  const tmp = writeTemp(dirname(path), new TextEncoder().encode(text), mode);
+  try {
+    publishRename(tmp, path, true);
+  } catch (e) {
+    removeQuiet(tmp); // already gone when only the folder's fsync failed
+    throw e;
+  }
 }
