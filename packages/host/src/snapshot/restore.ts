@@ -13,7 +13,7 @@ import {
   fsyncSync,
   openSync,
   readSync,
-  existsSync,
+  lstatSync,
   readdirSync,
   mkdirSync,
 } from "node:fs";
@@ -116,10 +116,11 @@ function restoreDirObject(
  * is `RestoreFailed`. On any refusal nothing is left behind and `dest` is as it was.
  */
 export function restoreSnapshot(store: FileStore, fsRoot: Digest, dest: string): void {
-  if (existsSync(dest) && readdirSync(dest).length > 0)
-    throw new HostError("RestoreTargetNotEmpty", `${dest} is not empty`);
   let parentFd: number;
   try {
+    const st = lstatSync(dest, { throwIfNoEntry: false });
+    if (st !== undefined && (!st.isDirectory() || readdirSync(dest).length > 0))
+      throw new HostError("RestoreTargetNotEmpty", `${dest} is not an empty directory`);
     mkdirSync(dirname(dest), { recursive: true });
     parentFd = openRoot(dirname(dest));
   } catch (e) {

@@ -171,6 +171,23 @@ test("restore never writes through a link, and a failed restore leaves nothing b
     (e) => (e as { code?: string }).code === "ObjectMismatch",
   );
   assert.deepEqual(readdirSync(parent2), [], "a failed restore left a partial tree behind");
+  // a file as the target, and a target path past PATH_MAX: coded refusals
+  writeFileSync(join(parent2, "file"), "x");
+  assert.throws(
+    () => restoreSnapshot(store, fs_root, join(parent2, "file")),
+    (e) => isHostError(e, "RestoreTargetNotEmpty"),
+  );
+  const long = join(
+    parent2,
+    ..."d"
+      .repeat(250)
+      .repeat(20)
+      .match(/.{1,200}/g)!,
+  );
+  assert.throws(
+    () => restoreSnapshot(store, fs_root, long),
+    (e) => isHostError(e, "RestoreFailed"),
+  );
 });
 
 test("sbx run --out into the workspace: a planted link is replaced, never written through", () => {
