@@ -5,7 +5,7 @@
 import { closeSync, fsyncSync, lstatSync, readSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { createBlake3, formatDigest, type Digest } from "@sbx/wire";
+import { createBlake3, digestBytes, formatDigest, type Digest } from "@sbx/wire";
 import { HostError } from "../errors.ts";
 import {
   assertName,
@@ -24,6 +24,7 @@ import {
 import { writeFully } from "../store/fault.ts";
 
 const CHUNK = 1 << 20;
+const CHUNK_BUF = new Uint8Array(CHUNK);
 
 /**
  * scanTreeAt maps each regular file under `root` (relative path, '/'-separated, names as UTF-8) to
@@ -90,13 +91,32 @@ export function digestAt(root: string, rel: string): { digest: Digest; size: num
   }
 }
 
-/** hashOpenFile hashes at most `limit` bytes of an open file from offset 0. */
-export function hashOpenFile(fd: number, limit: number): { digest: Digest; size: number } {
+/**
+ * hashOpenFile hashes at most `limit` bytes of an open file from offset 0 (positional reads: the
+ * descriptor's offset is untouched), handing each chunk read to `onChunk` when given. A file that
+ * fits in one chunk is hashed in one call: creating a streaming hasher costs more than hashing a
+ * small file, and workspaces are mostly small files.
+ */
+export function hashOpenFile(
+  fd: number,
+  limit: number,
+  onChunk?: (chunk: Uint8Array) => void,
+): { digest: Digest; size: number } {
+  const buf = CHUNK_BUF; // synchronous use only, so one buffer serves every call
+  const first = readSync(fd, buf, 0, Math.min(CHUNK, limit), 0);
+  onChunk?.(buf.subarray(0, first));
+  if (first < CHUNK || first >= limit) return { digest: digestBytes(buf.subarray(0, first)), size: first };
   const h = createBlake3();
-  const buf = new Uint8Array(CHUNK);
-  let size = 0;
-  for (let n; size < limit && (n = readSync(fd, buf, 0, Math.min(CHUNK, limit - size), size)) > 0; size += n)
+  h.update(buf.subarray(0, first));
+  let size = first;
+  for (
+    let n;
+    size < limit && (n = readSync(fd, buf, 0, Math.min(CHUNK, limit - size), size)) > 0;
+    size += n
+  ) {
     h.update(buf.subarray(0, n));
+    onChunk?.(buf.subarray(0, n));
+  }
   return { digest: formatDigest(h.digest()), size };
 }
 

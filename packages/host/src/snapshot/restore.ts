@@ -7,21 +7,13 @@
 // sees half a tree. Every step is relative to the descriptor of the directory being filled
 // (../fsat/at.ts): files are created with O_EXCL|O_NOFOLLOW, so a link the restore itself created
 // (or anything else that appeared) is never written through, and paths stay short at any depth.
-import {
-  closeSync,
-  fchmodSync,
-  fsyncSync,
-  openSync,
-  readSync,
-  lstatSync,
-  readdirSync,
-  mkdirSync,
-} from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, lstatSync, readdirSync, mkdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { randomBytes } from "node:crypto";
-import { createBlake3, formatDigest, fromUtf8, parseAmount, type Digest } from "@sbx/wire";
+import { fromUtf8, parseAmount, type Digest } from "@sbx/wire";
 import { parseFsDir, SandboxAttestError, type FsEntry } from "@sbx/sandbox-attest/runrecord";
 import { HostError, isHostError } from "../errors.ts";
+import { hashOpenFile } from "../fsat/tree.ts";
 import {
   closeQuiet,
   createFileAt,
@@ -34,8 +26,6 @@ import {
 } from "../fsat/at.ts";
 import { writeFully } from "../store/fault.ts";
 import type { FileStore } from "../store/filestore.ts";
-
-const CHUNK = 1 << 20;
 
 function missing(addr: Digest, path: string): never {
   throw new SandboxAttestError("ObjectMissing", `object ${addr} (${path}) is not in the store`);
@@ -52,17 +42,11 @@ function openObject(store: FileStore, addr: Digest, path: string): number {
 
 function restoreFile(store: FileStore, e: FsEntry, dirFd: number, path: string): void {
   const inFd = openObject(store, e.digest, path);
-  const h = createBlake3();
-  const buf = new Uint8Array(CHUNK);
-  let size = 0n;
   try {
     const outFd = createFileAt(dirFd, e.name, 0o600);
     try {
-      for (let n; (n = readSync(inFd, buf, 0, CHUNK, null)) > 0; size += BigInt(n)) {
-        h.update(buf.subarray(0, n));
-        writeFully(outFd, buf.subarray(0, n), null, "restore");
-      }
-      if (formatDigest(h.digest()) !== e.digest || size !== parseAmount(e.size))
+      const r = hashOpenFile(inFd, Number.MAX_SAFE_INTEGER, (c) => writeFully(outFd, c, null, "restore"));
+      if (r.digest !== e.digest || BigInt(r.size) !== parseAmount(e.size))
         throw new SandboxAttestError(
           "ObjectMismatch",
           `${path}: stored object ${e.digest} does not match its entry`,

@@ -14,17 +14,14 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  readSync,
   unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import {
   canonicalBytes,
-  createBlake3,
   parseCanonical,
   digestBytes,
   envelopeAddress,
-  formatDigest,
   parseDigest,
   toHex,
   utf8,
@@ -34,6 +31,7 @@ import {
 import type { Segment } from "@sbx/sandbox-attest/runrecord";
 import { checkObject, type Store } from "@sbx/sandbox-attest/store";
 import { HostError, isHostError } from "../errors.ts";
+import { hashOpenFile } from "../fsat/tree.ts";
 import { fsyncDir, publishRename, removeQuiet, tempPath, TEMP_NAME, writeTemp } from "./durable.ts";
 import { faultPoint, writeFully } from "./fault.ts";
 import {
@@ -47,8 +45,6 @@ import {
 
 /** The marker file's content; a directory without it is not a store. */
 export const STORE_FORMAT = "sandbox.store/1";
-const CHUNK = 1 << 20;
-const CHUNK_BUF = new Uint8Array(CHUNK);
 
 /** Options for opening a store. */
 export interface OpenStoreOptions {
@@ -58,23 +54,10 @@ export interface OpenStoreOptions {
   readonly readOnly?: boolean;
 }
 
-/**
- * hashFd streams at most `limit` bytes of the open file `src`, from offset 0, through BLAKE3,
- * copying them to `out` when given. Positional reads: the caller's descriptor offset is untouched.
- */
+/** hashFd hashes at most `limit` bytes of `src` from offset 0, copying them to `out` when given. */
 function hashFd(src: number, limit: number, out: number | null): { address: Digest; size: number } {
-  const h = createBlake3();
-  const buf = CHUNK_BUF; // synchronous use only, so one buffer serves every call
-  let size = 0;
-  for (
-    let n;
-    size < limit && (n = readSync(src, buf, 0, Math.min(CHUNK, limit - size), size)) > 0;
-    size += n
-  ) {
-    h.update(buf.subarray(0, n));
-    if (out !== null) writeFully(out, buf.subarray(0, n), null, "object");
-  }
-  return { address: formatDigest(h.digest()), size };
+  const r = hashOpenFile(src, limit, out === null ? undefined : (c) => writeFully(out, c, null, "object"));
+  return { address: r.digest, size: r.size };
 }
 
 /** storeWrite runs a write step; an OS error becomes `StoreWriteFailed` (nothing was committed). */
