@@ -48,7 +48,7 @@ export const MAX_DIR_BYTES = 64 * 1024 * 1024;
 /** Most entries in one directory object (§13.8). */
 export const MAX_DIR_ENTRIES = 1_000_000;
 /** Deepest directory nesting below the root (§13.8); deeper trees are refused at snapshot time. */
-export const MAX_TREE_DEPTH = 4096;
+export const MAX_TREE_DEPTH = 1024;
 
 function bad(msg: string): never {
   throw new SandboxAttestError("BadFsTree", msg);
