@@ -2,7 +2,9 @@
 // the anchor jsonc-parser's bare parseTree of the same files in the same run. Two sets: the 72 corpus
 // files as written (every one refused, every offending member collected) and the ten declarative
 // ones with their image pinned (accepted: normalised, canonicalised, BLAKE3-addressed). A third row
-// signs and verifies a manifest. Figures are medians.
+// signs and verifies a manifest. A fourth pair is pathological input: 1 MiB of repeated `/*` (one
+// syntax error every few bytes), whose error positions must cost one pass, not one pass per error
+// (§14.2): its anchor is the bare parseTree of the same bytes. Figures are medians.
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,6 +95,20 @@ export default function manifestBench(): Promise<void> {
   );
   compare(`${all.length} files as written (refused)`, all);
   compare(`${declarative.length} declarative, pinned (accepted)`, declarative);
+  const slashes = new TextEncoder().encode("/*".repeat(512 * 1024));
+  const pp: number[] = [];
+  const pg: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    pp.push(seconds(() => bareParse([slashes], 1)));
+    pg.push(seconds(() => ingestAll([slashes], 1)));
+  }
+  row("jsonc-parser parseTree, 1 MiB of /*", `${(median(pp) * 1000).toFixed(0)} ms`, 1, "anchor");
+  row(
+    "ingestManifest, 1 MiB of /* (refused)",
+    `${(median(pg) * 1000).toFixed(0)} ms`,
+    median(pg) / median(pp),
+    "jsonc-parser parseTree (time ratio)",
+  );
   const m = ingestManifest(declarative[0] ?? new Uint8Array());
   const steward = testKey("steward");
   const n = 200;

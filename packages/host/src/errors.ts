@@ -9,6 +9,13 @@ export type HostErrorCode =
   | "UnsupportedName"
   | "RestoreTargetNotEmpty"
   | "StoreUnusable"
+  | "StoreWriteFailed"
+  | "WorkspaceChanged"
+  | "WorkspaceUnreadable"
+  | "DirectoryTooLarge"
+  | "TreeTooDeep"
+  | "RestoreFailed"
+  | "UnsafePath"
   // §5.5 the exec gate
   | "GateUnavailable"
   | "GateFailed"

@@ -1,9 +1,7 @@
 // §8.2 Files a unit wrote: the workspace is scanned before and after the interval, and every regular
 // file that is new or whose size, mtime or inode changed is journaled by the digest of its content.
-import { lstatSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
 import type { Journal } from "@sbx/sandbox-attest/journal";
-import { digestFile } from "./program.ts";
+import { digestAt, scanTreeAt } from "../fsat/index.ts";
 
 /** What identifies a file's version between two scans. */
 type Stamp = string;
@@ -13,21 +11,7 @@ export const MAX_SCAN_ENTRIES = 100_000;
 
 /** scanFiles maps each regular file under `root` (relative path, '/'-separated) to its stamp. */
 export function scanFiles(root: string): Map<string, Stamp> {
-  const out = new Map<string, Stamp>();
-  let seen = 0;
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      if (++seen > MAX_SCAN_ENTRIES)
-        throw new RangeError(`scanFiles: more than ${MAX_SCAN_ENTRIES} entries under ${root}`);
-      const p = join(dir, name);
-      const st = lstatSync(p, { bigint: true });
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile())
-        out.set(relative(root, p).split("\\").join("/"), `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
-    }
-  };
-  walk(root);
-  return out;
+  return scanTreeAt(root, MAX_SCAN_ENTRIES); // by directory descriptor, never through a link (§12)
 }
 
 /**
@@ -38,12 +22,8 @@ export function journalWrites(journal: Journal, root: string, before: ReadonlyMa
   const after = scanFiles(root);
   for (const [path, stamp] of [...after].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (before.get(path) === stamp) continue;
-    const full = join(root, path);
-    journal.append({
-      type: "file.write",
-      path,
-      digest: digestFile(full),
-      size: String(lstatSync(full).size),
-    });
+    const got = digestAt(root, path); // digest and size from the one descriptor opened, no link followed
+    if (got === null) continue; // no longer a regular file: nothing of it to journal
+    journal.append({ type: "file.write", path, digest: got.digest, size: String(got.size) });
   }
 }

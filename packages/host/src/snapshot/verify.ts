@@ -1,26 +1,22 @@
 // §13.8 Verification of a stored snapshot tree without restoring it: every directory object checked
 // against its address, every leaf object re-hashed (streamed) and its size compared with its entry.
-import { closeSync, existsSync, openSync, readSync } from "node:fs";
-import { createBlake3, formatDigest, type Digest } from "@sbx/wire";
+import { closeSync, existsSync, openSync } from "node:fs";
+import { type Digest } from "@sbx/wire";
 import { SandboxAttestError, walkFsTree, type FsTreeStats } from "@sbx/sandbox-attest/runrecord";
+import { hashOpenFile } from "../fsat/tree.ts";
 import type { FileStore } from "../store/filestore.ts";
-
-const CHUNK = 1 << 20;
 
 /** hashStoredObject streams an object file through BLAKE3; returns its digest and size, or null when absent. */
 export function hashStoredObject(store: FileStore, address: Digest): { digest: Digest; size: bigint } | null {
   const p = store.objectPath(address);
   if (!existsSync(p)) return null;
   const fd = openSync(p, "r");
-  const h = createBlake3();
-  const buf = new Uint8Array(CHUNK);
-  let size = 0n;
   try {
-    for (let n; (n = readSync(fd, buf, 0, CHUNK, null)) > 0; size += BigInt(n)) h.update(buf.subarray(0, n));
+    const r = hashOpenFile(fd, Number.MAX_SAFE_INTEGER);
+    return { digest: r.digest, size: BigInt(r.size) };
   } finally {
     closeSync(fd);
   }
-  return { digest: formatDigest(h.digest()), size };
 }
 
 /**

@@ -9,21 +9,19 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  readSync,
   unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import {
   canonicalBytes,
-  createBlake3,
   parseCanonical,
   digestBytes,
   envelopeAddress,
-  formatDigest,
   parseDigest,
   toHex,
   utf8,
@@ -32,12 +30,14 @@ import {
 } from "@sbx/wire";
 import type { Segment } from "@sbx/sandbox-attest/runrecord";
 import { checkObject, type Store } from "@sbx/sandbox-attest/store";
-import { HostError } from "../errors.ts";
-import { fsyncDir, publishRename, tempPath, writeTemp } from "./durable.ts";
+import { HostError, isHostError } from "../errors.ts";
+import { hashOpenFile } from "../fsat/tree.ts";
+import { fsyncDir, publishRename, removeQuiet, tempPath, TEMP_NAME, writeTemp } from "./durable.ts";
 import { faultPoint, writeFully } from "./fault.ts";
 import {
   appendRecordLine,
   createRecordFile,
+  readSettled,
   settleRecord,
   recordPaths,
   type SettleReport,
@@ -45,8 +45,6 @@ import {
 
 /** The marker file's content; a directory without it is not a store. */
 export const STORE_FORMAT = "sandbox.store/1";
-const CHUNK = 1 << 20;
-const CHUNK_BUF = new Uint8Array(CHUNK);
 
 /** Options for opening a store. */
 export interface OpenStoreOptions {
@@ -56,21 +54,21 @@ export interface OpenStoreOptions {
   readonly readOnly?: boolean;
 }
 
-/** hashFile streams a file through BLAKE3, copying it to `out` when given. */
-function hashFile(path: string, out: number | null): { address: Digest; size: number } {
-  const src = openSync(path, "r");
-  const h = createBlake3();
-  const buf = CHUNK_BUF; // synchronous use only, so one buffer serves every call
-  let size = 0;
+/** hashFd hashes at most `limit` bytes of `src` from offset 0, copying them to `out` when given. */
+function hashFd(src: number, limit: number, out: number | null): { address: Digest; size: number } {
+  const r = hashOpenFile(src, limit, out === null ? undefined : (c) => writeFully(out, c, null, "object"));
+  return { address: r.digest, size: r.size };
+}
+
+/** storeWrite runs a write step; an OS error becomes `StoreWriteFailed` (nothing was committed). */
+function storeWrite<T>(what: string, fn: () => T): T {
   try {
-    for (let n; (n = readSync(src, buf, 0, CHUNK, null)) > 0; size += n) {
-      h.update(buf.subarray(0, n));
-      if (out !== null) writeFully(out, buf.subarray(0, n), null, "object");
-    }
-  } finally {
-    closeSync(src);
+    return fn();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException | null)?.code;
+    if (isHostError(e) || typeof code !== "string" || !code.startsWith("E")) throw e;
+    throw new HostError("StoreWriteFailed", `${what}: ${code}; nothing was committed`, { cause: e });
   }
-  return { address: formatDigest(h.digest()), size };
 }
 
 function pidAlive(pid: number): boolean {
@@ -93,6 +91,16 @@ export class FileStore implements Store {
 
   /** FileStore.open opens (or with `create` makes) a store directory; `StoreUnusable` when it is not one. */
   static open(root: string, opts: OpenStoreOptions = {}): FileStore {
+    try {
+      return FileStore.#open(root, opts);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException | null)?.code;
+      if (isHostError(e) || typeof code !== "string" || !code.startsWith("E")) throw e;
+      throw new HostError("StoreUnusable", `${root} cannot be opened as a store (${code})`, { cause: e });
+    }
+  }
+
+  static #open(root: string, opts: OpenStoreOptions): FileStore {
     const marker = join(root, "sbx-store");
     if (!existsSync(marker)) {
       if (opts.create !== true)
@@ -108,11 +116,28 @@ export class FileStore implements Store {
     return s;
   }
 
+  // Best effort: only regular files named like our temps, of writers no longer alive; a store this
+  // process cannot write (read-only mount, no permission) is left as it is, for its next writer.
   #sweepTemps(): void {
     const tmp = join(this.root, "tmp");
-    for (const f of readdirSync(tmp)) {
-      const pid = Number(f.split("-")[0]);
-      if (Number.isSafeInteger(pid) && pid !== process.pid && !pidAlive(pid)) unlinkSync(join(tmp, f));
+    let names: string[];
+    try {
+      names = readdirSync(tmp);
+    } catch {
+      return;
+    }
+    for (const f of names) {
+      const pid = Number(TEMP_NAME.exec(f)?.[1] ?? "0");
+      if (pid === 0 || pid === process.pid || pidAlive(pid)) continue;
+      const p = join(tmp, f);
+      if (lstatSync(p, { throwIfNoEntry: false })?.isFile() !== true) continue;
+      try {
+        unlinkSync(p);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "EROFS" || code === "EACCES" || code === "EPERM") return;
+        if (code !== "ENOENT") throw e;
+      }
     }
   }
 
@@ -133,46 +158,78 @@ export class FileStore implements Store {
 
   #publish(tmp: string, dest: string, deferDirSync: boolean): void {
     if (existsSync(dest)) {
-      unlinkSync(tmp);
+      removeQuiet(tmp);
       return;
     }
-    publishRename(tmp, dest, !deferDirSync);
+    try {
+      publishRename(tmp, dest, !deferDirSync);
+    } catch (e) {
+      removeQuiet(tmp); // gone already when the rename happened and only the directory sync failed
+      throw e;
+    }
     if (deferDirSync) this.#dirty.add(join(dest, ".."));
   }
 
-  /** putObjectSync stores bytes; with `deferDirSync` the directory fsync waits for syncPending(). */
+  /**
+   * putObjectSync stores bytes; with `deferDirSync` the directory fsync waits for syncPending().
+   * `StoreWriteFailed` when the store cannot be written (no temp file is left behind).
+   */
   putObjectSync(bytes: Uint8Array, deferDirSync = false): Digest {
     const address = digestBytes(bytes);
     const dest = this.objectPath(address);
-    if (!existsSync(dest)) this.#publish(writeTemp(join(this.root, "tmp"), bytes), dest, deferDirSync);
+    if (!existsSync(dest))
+      storeWrite(`object ${address}`, () =>
+        this.#publish(writeTemp(join(this.root, "tmp"), bytes), dest, deferDirSync),
+      );
     return address;
   }
 
   /**
-   * putFileSync stores a file's content and returns its address and size. The file is hashed first;
-   * only when that object is absent is it copied (hashed again while copying, so what is stored is
-   * exactly what is addressed even if the file changed in between).
+   * putFileSync stores a file's content (a path the host controls) and returns its address and
+   * size. For a file in a tree a unit controls, open it with ../fsat and use putFdSync.
    */
   putFileSync(path: string, deferDirSync = false): { address: Digest; size: number } {
-    const first = hashFile(path, null);
-    if (existsSync(this.objectPath(first.address))) return first;
-    const tmp = tempPath(join(this.root, "tmp"));
-    const out = openSync(tmp, "wx", 0o444);
-    let copied: { address: Digest; size: number };
+    const fd = openSync(path, "r");
     try {
-      copied = hashFile(path, out);
-      faultPoint("fsync-temp");
-      fsyncSync(out);
+      return this.putFdSync(fd, Number.MAX_SAFE_INTEGER, deferDirSync);
     } finally {
-      closeSync(out);
+      closeSync(fd);
     }
-    this.#publish(tmp, this.objectPath(copied.address), deferDirSync);
-    return copied;
+  }
+
+  /**
+   * putFdSync stores at most `limit` bytes of the open file `fd` (from offset 0) and returns their
+   * address and size. Hashed first; only when that object is absent is it copied, hashed again while
+   * copying, so what is stored is exactly what is addressed even if the file changed in between.
+   * `StoreWriteFailed` when the store cannot be written (the temp file is removed).
+   */
+  putFdSync(fd: number, limit: number, deferDirSync = false): { address: Digest; size: number } {
+    const first = hashFd(fd, limit, null);
+    if (existsSync(this.objectPath(first.address))) return first;
+    return storeWrite("file object", () => {
+      const tmp = tempPath(join(this.root, "tmp"));
+      const out = openSync(tmp, "wx", 0o444);
+      let copied: { address: Digest; size: number };
+      try {
+        copied = hashFd(fd, limit, out);
+        faultPoint("fsync-temp");
+        fsyncSync(out);
+        closeSync(out);
+      } catch (e) {
+        closeSync(out);
+        removeQuiet(tmp);
+        throw e;
+      }
+      this.#publish(tmp, this.objectPath(copied.address), deferDirSync);
+      return copied;
+    });
   }
 
   /** syncPending fsyncs every directory a deferred put changed; a snapshot is durable after it. */
   syncPending(): void {
-    for (const d of this.#dirty) fsyncDir(d);
+    storeWrite("directory sync", () => {
+      for (const d of this.#dirty) fsyncDir(d);
+    });
     this.#dirty.clear();
   }
 
@@ -194,8 +251,13 @@ export class FileStore implements Store {
   putSigned(env: Envelope): Promise<Digest> {
     const address = envelopeAddress(env);
     const dest = this.signedPath(address);
-    if (!existsSync(dest)) this.#publish(writeTemp(join(this.root, "tmp"), canonicalBytes(env)), dest, false);
-    return Promise.resolve(address);
+    return Promise.resolve().then(() => {
+      if (!existsSync(dest))
+        storeWrite(`signed ${address}`, () =>
+          this.#publish(writeTemp(join(this.root, "tmp"), canonicalBytes(env)), dest, false),
+        );
+      return address;
+    });
   }
   getSigned(address: Digest): Promise<unknown> {
     return Promise.resolve().then(() => this.getSignedSync(address));
@@ -207,18 +269,34 @@ export class FileStore implements Store {
   }
 
   createRecord(unitId: Digest, grantsId: Digest): Promise<Digest> {
-    return Promise.resolve().then(() => createRecordFile(this.root, unitId, grantsId));
+    return Promise.resolve().then(() =>
+      storeWrite("create record", () => createRecordFile(this.root, unitId, grantsId)),
+    );
   }
-  /** readRecordBytes settles the record first (completes claimed appends, cuts unclaimed torn bytes). */
+  /**
+   * readRecordBytes returns the record as settled (claimed appends completed, unclaimed torn bytes
+   * left out) without writing: it works on a read-only store. Null when there is no such record.
+   */
   readRecordBytes(id: Digest): Promise<Uint8Array | null> {
     if (!existsSync(this.recordPath(id))) return Promise.resolve(null);
-    return Promise.resolve().then(() => settleRecord(this.root, id).bytes);
+    return Promise.resolve().then(() => readSettled(this.root, id).bytes);
   }
+  /**
+   * appendSegment (§13.7): resolves with the new head once the segment is committed (its claim
+   * linked), even if writing its line into the record failed after that; rejects with
+   * `StoreWriteFailed` only when nothing was committed.
+   */
   appendSegment(id: Digest, expectedHead: Digest, segment: Segment): Promise<Digest> {
-    return Promise.resolve().then(() => appendRecordLine(this.root, id, expectedHead, segment));
+    return Promise.resolve().then(() =>
+      storeWrite("append", () => appendRecordLine(this.root, id, expectedHead, segment)),
+    );
   }
-  /** settle completes or cuts back a record's tail after a crash and reports what it did. */
+  /** settle (a writer) completes or cuts back a record file's tail after a crash and reports what it did. */
   settle(id: Digest): SettleReport {
-    return settleRecord(this.root, id).report;
+    return storeWrite("settle", () => settleRecord(this.root, id).report);
+  }
+  /** inspect reports what settling would do, without writing (for a read-only reader). */
+  inspect(id: Digest): SettleReport {
+    return readSettled(this.root, id).report;
   }
 }

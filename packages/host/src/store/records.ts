@@ -7,6 +7,12 @@
 // and fsync. A crash after the claim leaves a committed segment that the next opener completes by
 // writing the claimed line at the same offset (idempotent: same bytes, same place). Bytes past the
 // last complete line with no claim behind them are not ours: they are cut back and reported.
+//
+// Readers never write: they settle in memory (the claimed line in place of a missing or torn one,
+// unclaimed torn bytes left out), so verification and listing work on a read-only store. Settling
+// the file itself belongs to the next writer. Once its claim is linked an append is committed:
+// a later failure (a full disk while writing the line) is left for the next writer to complete from
+// the claim, and the caller is told the append succeeded, because it did.
 import {
   closeSync,
   existsSync,
@@ -19,7 +25,7 @@ import {
   readSync,
 } from "node:fs";
 import { join } from "node:path";
-import { bytesEqual, concatBytes, parseDigest, toHex, type Digest } from "@sbx/wire";
+import { concatBytes, parseDigest, toHex, type Digest } from "@sbx/wire";
 import {
   decodeRecord,
   encodeHeader,
@@ -30,6 +36,7 @@ import {
   type DecodedRecord,
   type Segment,
 } from "@sbx/sandbox-attest/runrecord";
+import { HostError } from "../errors.ts";
 import { fsyncDir, publishExclusive, writeTemp } from "./durable.ts";
 import { faultPoint, writeFully } from "./fault.ts";
 
@@ -116,18 +123,57 @@ function settleFd(fd: number, claims: string, id: Digest): { decoded: DecodedRec
   }
 }
 
-function openRecord(root: string, id: Digest): { fd: number; claims: string } {
+function openRecord(root: string, id: Digest, flags: "r" | "r+" = "r+"): { fd: number; claims: string } {
   const { file, claims } = recordPaths(root, id);
   try {
-    return { fd: openSync(file, "r+"), claims };
+    return { fd: openSync(file, flags), claims };
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT")
-      throw new SandboxAttestError("RecordMissing", `no record ${id}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new SandboxAttestError("RecordMissing", `no record ${id}`);
+    if (flags === "r+")
+      throw new HostError("StoreWriteFailed", `record ${id} cannot be opened to append (${code})`, {
+        cause: e,
+      });
     throw e;
   }
 }
 
-/** settleRecord completes claimed appends and cuts unclaimed torn bytes; returns the verified record. */
+/**
+ * readSettled reads a record without writing anything: in memory, each claim for the current head
+ * takes the place of a missing or torn line and unclaimed torn bytes are left out, exactly as the
+ * next writer will settle the file. Returns the record's bytes as settled and what settling did.
+ */
+export function readSettled(root: string, id: Digest): { bytes: Uint8Array; report: SettleReport } {
+  const { fd, claims } = openRecord(root, id, "r");
+  let bytes: Uint8Array;
+  try {
+    bytes = readAll(fd);
+  } finally {
+    closeSync(fd);
+  }
+  let rolledForward = 0;
+  let cutBytes = 0;
+  for (;;) {
+    const decoded = decodeRecord(bytes, { allowTorn: true });
+    if (decoded.record.genesis !== id)
+      throw new SandboxAttestError(
+        "GenesisMismatch",
+        `record file for ${id} has genesis ${decoded.record.genesis}`,
+      );
+    const prefix = bytes.subarray(0, decoded.lineEnds.at(-1));
+    const claim = decoded.record.phase === "closed" ? null : claimFor(claims, decoded.record.head);
+    if (claim !== null) {
+      checkClaim(prefix, claim);
+      bytes = concatBytes(prefix, claim);
+      rolledForward++;
+    } else if (decoded.tornBytes > 0) {
+      cutBytes += decoded.tornBytes;
+      bytes = prefix;
+    } else return { bytes, report: { rolledForward, cutBytes } };
+  }
+}
+
+/** settleRecord (a writer) completes claimed appends and cuts unclaimed torn bytes in the file itself. */
 export function settleRecord(
   root: string,
   id: Digest,
@@ -141,10 +187,24 @@ export function settleRecord(
   }
 }
 
+// The claim is linked: the segment is committed. Writing it into the record is completion, which
+// the next writer redoes from the claim if it fails here (ENOSPC, EIO): never reported as failure.
+function completeLine(fd: number, claims: string, line: Uint8Array, at: number): void {
+  try {
+    fsyncDir(claims);
+    writeFully(fd, line, at, "append");
+    faultPoint("fsync-record");
+    fsyncSync(fd);
+  } catch {
+    /* committed by the claim; the record file is completed from it by the next writer */
+  }
+}
+
 /**
  * appendRecordLine appends `seg` if the head is still `expected` (`StaleHead` otherwise), after the
- * §13.3 checks; claims the head with link(2) (`AppendConflict` when another writer holds it), then
- * writes the line where the head ends and fsyncs. Returns the new head.
+ * §13.3 checks; claims the head with link(2) (`AppendConflict` when another writer holds it, even
+ * with the same bytes), then writes the line where the head ends and fsyncs. Returns the new head
+ * once the claim is linked (committed); a failure before that throws and nothing was committed.
  */
 export function appendRecordLine(root: string, id: Digest, expected: Digest, seg: Segment): Digest {
   const { fd, claims } = openRecord(root, id);
@@ -157,15 +217,10 @@ export function appendRecordLine(root: string, id: Digest, expected: Digest, seg
     const head = segmentHead(record.head, seg);
     const line = encodeSegmentLine(record.segments.length + 1, head, seg);
     const tmp = writeTemp(join(root, "tmp"), line);
-    if (!publishExclusive(tmp, join(claims, toHex(parseDigest(expected))))) {
-      const theirs = claimFor(claims, expected);
-      if (theirs === null || !bytesEqual(theirs, line))
-        throw new SandboxAttestError("AppendConflict", `another writer extended head ${expected}`);
-    }
-    fsyncDir(claims);
-    writeFully(fd, line, decoded.lineEnds.at(-1)!, "append");
-    faultPoint("fsync-record");
-    fsyncSync(fd);
+    // Ours only if our own link(2) made the claim: identical bytes from another writer are not ours.
+    if (!publishExclusive(tmp, join(claims, toHex(parseDigest(expected)))))
+      throw new SandboxAttestError("AppendConflict", `another writer extended head ${expected}`);
+    completeLine(fd, claims, line, decoded.lineEnds.at(-1)!);
     return head;
   } finally {
     closeSync(fd);

@@ -3,6 +3,8 @@
 // times. After each kill the store must reopen, no acknowledged segment, object or snapshot may be
 // lost, the record must verify from genesis with no torn tail, and every object file must match its
 // address. Two independent lanes run in parallel. SBX_CRASH_KILLS sets the total (default 200).
+// SBX_CRASH_DIR runs it in that directory instead of /dev/shm; `npm run test:faults` runs it again
+// on a real disk directory (SBX_CRASH_REAL_DISK=1 asserts the directory is not on tmpfs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -13,6 +15,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  statfsSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -28,7 +31,10 @@ const KILLS = Number(process.env.SBX_CRASH_KILLS ?? "200");
 const ID = runGenesis(digestBytes(utf8("crash-unit")), digestBytes(utf8("crash-grants")));
 // SIGKILL kills the process, not the machine: the page cache survives, so tmpfs is a faithful and
 // fast place for this test (fsync ordering against power loss is the business of the filesystem).
-const scratch = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+const scratch = process.env.SBX_CRASH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
+const TMPFS_MAGIC = 0x01021994;
+if (process.env.SBX_CRASH_REAL_DISK === "1" && statfsSync(scratch).type === TMPFS_MAGIC)
+  throw new Error(`SBX_CRASH_DIR=${scratch} is on tmpfs, not a real disk`);
 
 interface Acked {
   readonly segs: Map<number, Digest>;
@@ -83,6 +89,7 @@ function checkStore(root: string, acked: Acked, what: string): void {
     return;
   }
   const store = FileStore.open(root);
+  assert.deepEqual(tempsOfDead(root), [], `${what}: a killed writer's temp files survived the reopen`);
   for (const dir of readdirSync(join(root, "objects")))
     for (const f of readdirSync(join(root, "objects", dir))) {
       const addr = formatDigest(fromHex(dir + f));
@@ -99,6 +106,11 @@ function checkStore(root: string, acked: Acked, what: string): void {
   const { record } = decodeRecord(readFileSync(recordPaths(root, ID).file)); // strict: no torn tail
   for (const [n, head] of acked.segs)
     assert.equal(record.heads[n], head, `${what}: acknowledged segment ${n} lost or changed`);
+}
+
+// The sweep on open removes the temp files of writers that are gone (the children are all dead here).
+function tempsOfDead(root: string): string[] {
+  return readdirSync(join(root, "tmp")).filter((f) => Number(f.split("-")[0]) !== process.pid);
 }
 
 function workspace(dir: string): string {
@@ -151,7 +163,7 @@ test(
     const total = results.reduce((s, r) => s + r.kills, 0);
     assert.ok(total >= KILLS);
     console.log(
-      `# crash: ${total} kills over ${results.reduce((s, r) => s + r.runs, 0)} runs; steps per full workload ≤ ${Math.max(...results.map((r) => r.maxStep))}`,
+      `crash (${scratch}): ${total} kills over ${results.reduce((s, r) => s + r.runs, 0)} runs; steps per full workload ≤ ${Math.max(...results.map((r) => r.maxStep))}`,
     );
   },
 );

@@ -1,16 +1,10 @@
 // §14.2 Reading devcontainer.json: JSONC (comments, and trailing commas by §14.2's decision) through
 // jsonc-parser's tree, with every syntax error reported and the structure checked here: duplicate
 // and prototype-reaching keys refused, objects built without prototypes.
-import {
-  createScanner,
-  getLocation,
-  parseTree,
-  printParseErrorCode,
-  type Node,
-  type ParseError,
-} from "jsonc-parser";
+import { createScanner, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
 import { FORBIDDEN_KEYS, type Json, type JsonObject } from "@sbx/wire";
 import type { MemberRefusal } from "../errors.ts";
+import { pathsAt } from "./locate.ts";
 
 /** Largest devcontainer.json accepted, in bytes (§14.2). */
 export const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -73,16 +67,17 @@ function tooDeep(text: string): boolean {
   return false;
 }
 
+// Every error's member path from one pass over the text (./locate.ts), never one pass per error.
 function syntaxErrors(text: string, errors: readonly ParseError[]): Offending[] {
-  return errors.map((e) => {
-    let path: (string | number)[] = [];
-    try {
-      path = getLocation(text, e.offset).path;
-    } catch {
-      path = [];
-    }
-    return { pointer: pointerOf(path), code: printParseErrorCode(e.error), offset: e.offset };
-  });
+  const paths = pathsAt(
+    text,
+    errors.map((e) => e.offset),
+  );
+  return errors.map((e, i) => ({
+    pointer: pointerOf(paths[i] ?? []),
+    code: printParseErrorCode(e.error),
+    offset: e.offset,
+  }));
 }
 
 /**

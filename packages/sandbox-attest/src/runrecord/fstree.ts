@@ -39,7 +39,16 @@ export interface FsDir {
 }
 
 const KINDS: ReadonlySet<string> = new Set(["file", "dir", "symlink"]);
-const MAX_ENTRIES = 1_000_000;
+/**
+ * Largest directory object, in bytes (§13.8): every reader accepts up to this much and a snapshotting
+ * host refuses a directory whose object would be larger (`DirectoryTooLarge`) before anything cites
+ * it, so whatever a suspend writes a resume can read. About 190,000 entries of 255-byte names.
+ */
+export const MAX_DIR_BYTES = 64 * 1024 * 1024;
+/** Most entries in one directory object (§13.8). */
+export const MAX_DIR_ENTRIES = 1_000_000;
+/** Deepest directory nesting below the root (§13.8); deeper trees are refused at snapshot time. */
+export const MAX_TREE_DEPTH = 1024;
 
 function bad(msg: string): never {
   throw new SandboxAttestError("BadFsTree", msg);
@@ -89,7 +98,7 @@ export function encodeFsDir(entries: readonly FsEntry[]): Uint8Array {
 export function parseFsDir(bytes: Uint8Array): FsDir {
   let v: Json;
   try {
-    v = parseCanonical(bytes);
+    v = parseCanonical(bytes, { maxBytes: MAX_DIR_BYTES });
   } catch (e) {
     return bad(`directory object is not canonical JSON (${(e as { code?: string }).code ?? "?"})`);
   }
@@ -101,7 +110,7 @@ export function parseFsDir(bytes: Uint8Array): FsDir {
     v.format !== FS_DIR_FORMAT
   )
     bad("not a sandbox.fs.dir/1 object");
-  if (!Array.isArray(v.entries) || v.entries.length > MAX_ENTRIES) bad("entries is not a list");
+  if (!Array.isArray(v.entries) || v.entries.length > MAX_DIR_ENTRIES) bad("entries is not a list");
   const entries = v.entries.map(parseEntry);
   for (let i = 1; i < entries.length; i++)
     if (compareBytes(utf8(entries[i - 1]!.name), utf8(entries[i]!.name)) >= 0)
@@ -127,12 +136,13 @@ export interface FsTreeStats {
 
 /**
  * walkFsTree verifies a snapshot's filesystem DAG from `root` (§13.8): every directory object present
- * (`ObjectMissing`), of its stated size (`ObjectMismatch`) and well-formed (`BadFsTree`); every leaf via
- * `access.checkLeaf`. Returns counts.
+ * (`ObjectMissing`), of its stated size (`ObjectMismatch`) and well-formed (`BadFsTree`, also for
+ * nesting deeper than MAX_TREE_DEPTH); every leaf via `access.checkLeaf`. Returns counts.
  */
 export function walkFsTree(root: Digest, access: FsTreeAccess): FsTreeStats {
   const stats: FsTreeStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0n };
-  const visit = (addr: Digest, path: string, size: bigint | null): void => {
+  const visit = (addr: Digest, path: string, size: bigint | null, depth = 0): void => {
+    if (depth > MAX_TREE_DEPTH) bad(`${path} is nested deeper than ${MAX_TREE_DEPTH}`);
     const bytes = access.getDir(addr);
     if (bytes === null)
       throw new SandboxAttestError(
@@ -148,7 +158,7 @@ export function walkFsTree(root: Digest, access: FsTreeAccess): FsTreeStats {
     for (const e of parseFsDir(bytes).entries) {
       const p = `${path}/${e.name}`;
       const n = parseAmount(e.size);
-      if (e.kind === "dir") visit(e.digest, p, n);
+      if (e.kind === "dir") visit(e.digest, p, n, depth + 1);
       else {
         access.checkLeaf(e.digest, n, e.kind, p);
         if (e.kind === "symlink") stats.symlinks++;

@@ -22,5 +22,14 @@ export { runEnergy } from "./energy.ts";
 export type { ActiveEnergyOf, RunEnergy } from "./energy.ts";
 export { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
 export type { SandboxAttestErrorCode } from "../errors.ts";
-export { FS_DIR_FORMAT, encodeFsDir, isEntryName, parseFsDir, walkFsTree } from "./fstree.ts";
+export {
+  FS_DIR_FORMAT,
+  MAX_DIR_BYTES,
+  MAX_DIR_ENTRIES,
+  MAX_TREE_DEPTH,
+  encodeFsDir,
+  isEntryName,
+  parseFsDir,
+  walkFsTree,
+} from "./fstree.ts";
 export type { FsDir, FsEntry, FsKind, FsTreeAccess, FsTreeStats } from "./fstree.ts";
