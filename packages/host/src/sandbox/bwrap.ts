@@ -50,6 +50,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   a.push("--proc", "/proc", "--dev", "/dev");
   a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
   a.push("--bind-fd", String(WORKSPACE_FD), plan.workspaceFolder, "--chdir", plan.workspaceFolder);
+  // The root bwrap builds is a tmpfs the unit could write: made read-only, /tmp and the workspace
+  // stay the only writable mounts.
+  a.push("--remount-ro", "/");
   a.push("--clearenv");
   for (const [k, v] of Object.entries(plan.env).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
     a.push("--setenv", k, v);

@@ -33,3 +33,5 @@ export type { SandboxUser, SystemEntry } from "./system.ts";
 export { handWorkspace, workspaceBytes, MAX_WORKSPACE_ENTRIES } from "./workspace.ts";
 export { providedLevel, statedLevel } from "./level.ts";
 export type { LevelFacts } from "./level.ts";
+export { runEscapeBattery, inSandbox, SANDBOX_LEVEL } from "./battery.ts";
+export type { EscapeCase } from "./battery.ts";
