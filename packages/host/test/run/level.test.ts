@@ -15,7 +15,7 @@ import { providedLevel, statedLevel } from "../../src/sandbox/index.ts";
 const none = addressOf({});
 const base = { hostKey: testKey("host"), unitId: none, grantsId: none, manifest: none, policy: none };
 const stated = async (o: Partial<RunUnitOptions>) => {
-  const r = await runUnit({ ...base, argv: ["true"], ...o } as RunUnitOptions);
+  const r = await runUnit({ ...base, argv: ["true"], ...o });
   const level = verifyAttestation(r.attestation).predicate.level;
   assert.equal(level, r.level);
   return level;
