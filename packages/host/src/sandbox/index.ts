@@ -28,7 +28,7 @@ export {
 } from "./seccomp.ts";
 export { bwrapArgs, launcherArgv, TOOLS } from "./bwrap.ts";
 export type { BwrapPlan, LaunchPaths } from "./bwrap.ts";
-export { sandboxUser, systemEntries, etcFiles, writeEtc, DEFAULT_USER } from "./system.ts";
+export { sandboxUser, systemEntries, etcFiles, writeEtc, sharedSystemDir, DEFAULT_USER } from "./system.ts";
 export type { SandboxUser, SystemEntry } from "./system.ts";
 export { handWorkspace, workspaceBytes, MAX_WORKSPACE_ENTRIES } from "./workspace.ts";
 export { providedLevel, statedLevel } from "./level.ts";

@@ -3,8 +3,7 @@
 // limit counters read, and everything the host made removed.
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
@@ -22,7 +21,7 @@ import {
   type RunCgroup,
 } from "./cgroup.ts";
 import { seccompProgram } from "./seccomp.ts";
-import { sandboxUser, writeEtc, type SandboxUser } from "./system.ts";
+import { etcFiles, sandboxUser, sharedSystemDir, type SandboxUser } from "./system.ts";
 import { handWorkspace, workspaceBytes } from "./workspace.ts";
 
 /** The unprivileged host uid sandboxes run as by default (`nobody`); never 0. */
@@ -162,37 +161,26 @@ export function startSandbox(
   const folder = o.workspaceFolder ?? "/work";
   if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
     throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
-  const program = seccompProgram();
+  // The seccomp program and the generated /etc are the same for every run with this user: made once
+  // per process, bound read-only (or read through a descriptor) by each sandbox.
+  const etc = sharedSystemDir(etcFiles(user, "sandbox"));
+  const seccompFile = join(sharedSystemDir({ "seccomp.bpf": seccompProgram() }), "seccomp.bpf");
   const cg = createRunCgroup(
     `sbx-run-${process.pid}-${randomBytes(6).toString("hex")}`,
     limits,
     o.hierarchies,
   );
-  const scratch = mkdtempSync(join(tmpdir(), "sbx-sandbox-"));
-  const etc = writeEtc(user, "sandbox");
-  const cleanup = () => {
-    etc.remove();
-    rmSync(scratch, { recursive: true, force: true });
-  };
   let child: ChildProcess;
   try {
-    writeFileSync(join(scratch, "seccomp.bpf"), program, { mode: 0o600 });
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
     const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv });
-    const paths = {
-      cgroups: cg.dirs,
-      seccompFile: join(scratch, "seccomp.bpf"),
-      workspace: o.workspace,
-      etc: etc.dir,
-      hostUid,
-    };
+    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, hostUid };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
     child = spawn(file ?? "", args, { stdio: [...stdio], env: {}, detached: true });
   } catch (e) {
-    cleanup();
-    void killRunCgroup(cg).catch(() => undefined);
+    void removeRunCgroup(cg).catch(() => undefined);
     throw e;
   }
   const status = statusReader(child.stdio[STATUS_FD as 4] as Readable);
@@ -225,13 +213,7 @@ export function startSandbox(
     provided,
     unitPid: status.pid,
     done,
-    async release() {
-      try {
-        await removeRunCgroup(cg);
-      } finally {
-        cleanup();
-      }
-    },
+    release: () => removeRunCgroup(cg),
     signal(sig) {
       // The launcher is bwrap's monitor: a SIGTERM would end it, and --die-with-parent would then
       // SIGKILL the unit, so a graceful stop goes to the sandbox's processes only.

@@ -91,3 +91,28 @@ export function writeEtc(user: SandboxUser, hostname: string): { dir: string; re
   chmodSync(dir, 0o755);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+const cached = new Map<string, string>();
+let exitHook = false;
+
+/**
+ * sharedSystemDir (§5.4) returns a host directory holding `files` (mode 0755, files 0644), made once
+ * per process for each distinct content and removed when the process exits. Sandboxes bind it
+ * read-only, so one copy serves every run that sees the same /etc (or seccomp program).
+ */
+export function sharedSystemDir(files: Readonly<Record<string, string | Buffer>>): string {
+  const key = JSON.stringify(Object.entries(files).map(([k, v]) => [k, Buffer.from(v).toString("base64")]));
+  const have = cached.get(key);
+  if (have !== undefined) return have;
+  const dir = mkdtempSync(join(tmpdir(), "sbx-system-"));
+  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body, { mode: 0o644 });
+  chmodSync(dir, 0o755);
+  cached.set(key, dir);
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const d of cached.values()) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
