@@ -1,5 +1,6 @@
 // §5.1–§5.4 The bubblewrap command line of a sandbox, and the launcher that starts it: the launcher
-// (bash, run as root) joins the run's cgroups, closes every descriptor but stdio and the status pipe,
+// (bash, run as root in a private mount namespace of its own) joins the run's cgroups, closes every
+// descriptor but stdio and the status pipe, binds the workspace where the sandbox's uid can reach it,
 // opens the seccomp program, the workspace and the generated /etc on fixed descriptors, and execs
 // setpriv, which drops to the sandbox's unprivileged host uid (no groups, no capabilities, no
 // inheritable or bounding set) and execs bwrap. bwrap then unshares every namespace (user, mount,
@@ -14,7 +15,13 @@ export const ETC_FD = 5;
 export const STATUS_FD = 6;
 
 /** Where the tools the launcher needs live; all are in Debian's essential set or `bubblewrap`. */
-export const TOOLS = { bash: "/usr/bin/bash", setpriv: "/usr/bin/setpriv", bwrap: "/usr/bin/bwrap" } as const;
+export const TOOLS = {
+  bash: "/usr/bin/bash",
+  setpriv: "/usr/bin/setpriv",
+  unshare: "/usr/bin/unshare",
+  mount: "/usr/bin/mount",
+  bwrap: "/usr/bin/bwrap",
+} as const;
 
 /** What one sandbox is made of, as the command line states it. */
 export interface BwrapPlan {
@@ -64,8 +71,11 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
 const LAUNCHER = [
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
   `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
-  "seccomp=$1 ws=$2 etc=$3; shift 3",
-  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
+  "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
+  // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
+  // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
+  `${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125`,
+  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$mnt" ${ETC_FD}<"$etc"`,
 ].join("\n");
 
 /** What the launcher needs besides the bwrap arguments. */
@@ -78,6 +88,8 @@ export interface LaunchPaths {
   readonly workspace: string;
   /** Host directory holding the generated /etc. */
   readonly etc: string;
+  /** An empty host directory every uid can reach, where the workspace is bound for bwrap. */
+  readonly mountpoint: string;
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
 }
@@ -95,6 +107,10 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     "--bounding-set=-all",
   ];
   return [
+    TOOLS.unshare,
+    "--mount",
+    "--propagation",
+    "private",
     TOOLS.bash,
     "-c",
     LAUNCHER,
@@ -104,6 +120,7 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.seccompFile,
     p.workspace,
     p.etc,
+    p.mountpoint,
     ...drop,
     TOOLS.bwrap,
     ...bwrap,

@@ -175,7 +175,8 @@ export function startSandbox(
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
     const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv });
-    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, hostUid };
+    const mountpoint = sharedSystemDir({});
+    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
     child = spawn(file ?? "", args, { stdio: [...stdio], env: {}, detached: true });
