@@ -5,7 +5,7 @@
 // a cgroup2 directory (accounting, cgroup.kill) and one v1 directory per limiting controller
 // (memory.limit_in_bytes, cpu.cfs_quota_us, pids.max); the sandbox joins all of them before exec.
 // A requested limit that no mounted hierarchy can apply is refused: never silently unlimited.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
 
@@ -134,6 +134,7 @@ function checkLimits(l: Limits): void {
 export function createRunCgroup(name: string, limits: Limits, h: Hierarchies = hostHierarchies()): RunCgroup {
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new RangeError(`createRunCgroup: bad name ${name}`);
   checkLimits(limits);
+  sweepStale(h);
   const made: string[] = [];
   try {
     const v2 = h.v2 === null ? null : join(h.v2, h.v2Self, name);
@@ -163,6 +164,44 @@ export function createRunCgroup(name: string, limits: Limits, h: Hierarchies = h
   } catch (e) {
     for (const d of made.reverse()) tryRmdir(d);
     throw e;
+  }
+}
+
+/** Run cgroups are named sbx-run-<host pid>-<random>: the pid of the host process that made them. */
+const RUN_NAME = /^sbx-run-(\d+)-[0-9a-f]+$/;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * sweepStale (§5.3) removes the empty run cgroups a host process that is no longer alive left behind
+ * (it crashed before removing them). A cgroup that still holds a process is left for its owner.
+ */
+export function sweepStale(h: Hierarchies): void {
+  const parents = [
+    h.v2 === null ? null : join(h.v2, h.v2Self),
+    ...Object.values(h.v1).map((m) => join(m.mount, m.self)),
+  ];
+  for (const parent of new Set(parents))
+    if (parent !== null)
+      for (const name of safeList(parent)) {
+        const pid = RUN_NAME.exec(name)?.[1];
+        if (pid !== undefined && !alive(Number(pid)) && cgroupProcs(join(parent, name)).length === 0)
+          tryRmdir(join(parent, name));
+      }
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }
 

@@ -3,7 +3,7 @@
 // the cgroup removed; a limit no hierarchy can apply refuses the run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
@@ -128,4 +128,22 @@ test("a limit no hierarchy can apply refuses the run, and nothing is left behind
 test("limits out of range are a RangeError", () => {
   assert.throws(() => createRunCgroup("t2", { ...DEFAULT_LIMITS, memoryBytes: 10 }), RangeError);
   assert.throws(() => createRunCgroup("t2", { ...DEFAULT_LIMITS, pids: 0 }), RangeError);
+});
+
+test("empty run cgroups of a host process that died are swept; a live owner's are kept", () => {
+  const fake = mkdtempSync(join(tmpdir(), "sbx-fake-cgroup-"));
+  try {
+    const stale = join(fake, "sbx-run-999999999-ab12");
+    const live = join(fake, `sbx-run-${process.pid}-cd34`);
+    mkdirSync(stale);
+    mkdirSync(live);
+    assert.throws(
+      () => createRunCgroup("t3", DEFAULT_LIMITS, { v2: fake, v2Self: "/", v1: {} }),
+      (e) => isHostError(e, "LimitUnavailable"),
+    );
+    assert.equal(existsSync(stale), false, "the dead owner's cgroup is removed");
+    assert.equal(existsSync(live), true, "a live owner's cgroup is kept");
+  } finally {
+    rmSync(fake, { recursive: true, force: true });
+  }
 });
