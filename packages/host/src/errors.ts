@@ -14,6 +14,7 @@ export type HostErrorCode =
   | "GateFailed"
   // §5 the sandbox: not buildable here, a limit no hierarchy applies, a cgroup that outlives its kill
   | "SandboxUnavailable"
+  | "SandboxFailed"
   | "LimitUnavailable"
   | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers

@@ -17,6 +17,7 @@ import {
 import { Journal } from "@sbx/sandbox-attest/journal";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
+import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
 import { startSandbox, type Provided, type SandboxOptions } from "../sandbox/sandbox.ts";
@@ -232,10 +233,12 @@ async function executeSandboxed(
     const exit = await sb.done.finally(dispose);
     const reading = meter.stop();
     const out = finish(streams);
-    if (pid === null) {
-      const why = out.stderr.bytes.toString().trim().slice(0, 200) || "sandbox";
-      return { ...notStarted(why, sb.provided), reading };
+    if (exit.setupFailed) {
+      // No interval ran: nothing is attested, and the host says why (fail closed).
+      const why = out.stderr.bytes.toString().trim().slice(0, 500) || `launcher exited ${String(exit.code)}`;
+      throw new HostError("SandboxFailed", `the sandbox could not be set up: ${why}`);
     }
+    if (pid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
     journalWrites(journal, watch, before);
     const outcome = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
     const signal = outcome.status === "signaled" ? outcome.signal : null;

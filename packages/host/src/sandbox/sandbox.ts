@@ -72,6 +72,11 @@ export interface SandboxExit {
   readonly signal: NodeJS.Signals | null;
   /** True when bwrap reported that the command started. */
   readonly started: boolean;
+  /**
+   * True when the sandbox was never set up: the launcher or bwrap ended on its own without
+   * bwrap's monitor reporting the command's exit (a cgroup, mount or namespace step failed).
+   */
+  readonly setupFailed: boolean;
   /** The limits the unit ran into. */
   readonly hits: LimitHits & { readonly disk: boolean };
 }
@@ -195,6 +200,7 @@ export function startSandbox(
     tmpBytes,
     workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
   };
+  let killed = false;
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
     child.once("error", () => resolve([null, null]));
     child.once("close", (code, signal) => resolve([code, signal]));
@@ -205,7 +211,9 @@ export function startSandbox(
     const hits = limitHits(cg);
     await killRunCgroup(cg);
     const disk = workspaceBytes(o.workspace) > provided.workspaceBytes;
-    return { code: reported ?? code, signal, started: pid !== null, hits: { ...hits, disk } };
+    const setupFailed =
+      pid === null || (reported === null && signal === null && !killed && hits.oomKills === 0);
+    return { code: reported ?? code, signal, started: pid !== null, setupFailed, hits: { ...hits, disk } };
   });
   return {
     child,
@@ -216,6 +224,7 @@ export function startSandbox(
     done,
     release: () => removeRunCgroup(cg),
     signal(sig) {
+      killed ||= sig === "SIGKILL";
       // The launcher is bwrap's monitor: a SIGTERM would end it, and --die-with-parent would then
       // SIGKILL the unit, so a graceful stop goes to the sandbox's processes only.
       for (const pid of new Set(cg.dirs.flatMap(cgroupProcs)))

@@ -147,3 +147,14 @@ test("empty run cgroups of a host process that died are swept; a live owner's ar
     rmSync(fake, { recursive: true, force: true });
   }
 });
+
+test("a sandbox that cannot be set up is a host error, never an attested interval", async () => {
+  await assert.rejects(
+    () => inSandbox("echo RAN", { workspaceFolder: "/proc/sys/nowhere" }),
+    (e) => isHostError(e, "SandboxFailed"),
+  );
+  await assert.rejects(
+    () => inSandbox("echo RAN", { limits: { pids: 1 } }),
+    (e) => isHostError(e, "SandboxFailed"),
+  );
+});
