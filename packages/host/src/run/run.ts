@@ -29,6 +29,7 @@ import { journalWrites, scanFiles } from "./files.ts";
 export interface RunUnitOptions {
   /** The command line; argv[0] is resolved on PATH like execvp. */
   readonly argv: readonly string[];
+  /** The working directory of a plain run; a sandboxed run starts in its workspace folder. */
   readonly cwd?: string;
   /** The child's environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;

@@ -1,5 +1,5 @@
 // §5.1–§5.4 The bubblewrap command line of a sandbox, and the launcher that starts it: the launcher
-// (bash, run as root in a private mount namespace of its own) joins the run's cgroups, closes every
+// (bash, run as root, in a private mount namespace of its own when the workspace must be rebound) joins the run's cgroups, closes every
 // descriptor but stdio and the status pipe, binds the workspace where the sandbox's uid can reach it,
 // opens the seccomp program, the workspace and the generated /etc on fixed descriptors, and execs
 // setpriv, which drops to the sandbox's unprivileged host uid (no groups, no capabilities, no
@@ -74,8 +74,8 @@ const LAUNCHER = [
   "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
   // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
   // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
-  `${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125`,
-  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$mnt" ${ETC_FD}<"$etc"`,
+  `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
+  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
 ].join("\n");
 
 /** What the launcher needs besides the bwrap arguments. */
@@ -88,8 +88,11 @@ export interface LaunchPaths {
   readonly workspace: string;
   /** Host directory holding the generated /etc. */
   readonly etc: string;
-  /** An empty host directory every uid can reach, where the workspace is bound for bwrap. */
-  readonly mountpoint: string;
+  /**
+   * An empty host directory every uid can reach, where the workspace is bound for bwrap (in a private
+   * mount namespace), or null when the sandbox's uid can reach the workspace where it is.
+   */
+  readonly mountpoint: string | null;
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
 }
@@ -106,11 +109,9 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     "--inh-caps=-all",
     "--bounding-set=-all",
   ];
+  const ns = p.mountpoint === null ? [] : [TOOLS.unshare, "--mount", "--propagation", "private"];
   return [
-    TOOLS.unshare,
-    "--mount",
-    "--propagation",
-    "private",
+    ...ns,
     TOOLS.bash,
     "-c",
     LAUNCHER,
@@ -120,7 +121,7 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.seccompFile,
     p.workspace,
     p.etc,
-    p.mountpoint,
+    p.mountpoint ?? "",
     ...drop,
     TOOLS.bwrap,
     ...bwrap,

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
 import { bwrapArgs, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
@@ -99,6 +99,22 @@ export interface Sandbox {
   signal(signal: NodeJS.Signals): void;
 }
 
+/**
+ * reachable says whether host uid `uid` (no groups) can look up `dir`: every ancestor must be
+ * searchable by others, or owned by that uid and searchable by its owner. bwrap resolves the
+ * workspace as that uid; an unreachable one is bound elsewhere first (launcherArgv).
+ */
+export function reachable(dir: string, uid: number): boolean {
+  const parts = resolve(dir)
+    .split("/")
+    .filter((x) => x !== "");
+  for (let i = 0; i < parts.length; i++) {
+    const st = statSync("/" + parts.slice(0, i).join("/"));
+    if (!((st.mode & 0o001) !== 0 || (st.uid === uid && (st.mode & 0o100) !== 0))) return false;
+  }
+  return true;
+}
+
 /** sandboxUnavailableReason (§5) says why this host cannot start a sandbox, or null when it can. */
 export function sandboxUnavailableReason(): string | null {
   if (process.platform !== "linux") return "the sandbox needs Linux";
@@ -180,7 +196,7 @@ export function startSandbox(
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
     const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv });
-    const mountpoint = sharedSystemDir({});
+    const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
     const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
