@@ -3,7 +3,7 @@
 // signed S5 for a plain child process.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Envelope } from "@sbx/wire";
@@ -34,7 +34,11 @@ test("sbx run states the level it provided: S4 sandboxed, S0 unsandboxed, whatev
     ];
     for (const [i, [flags, want]] of cases.entries()) {
       const out = join(tmp, String(i));
-      const r = await sbxRun([...flags, "--out", out, "--", "/bin/true"]);
+      // A workspace inside tmp (removed below); --unsandboxed takes none.
+      const ws = join(tmp, `ws${String(i)}`);
+      mkdirSync(ws);
+      const place = flags.includes("--unsandboxed") ? [] : ["--workspace", ws];
+      const r = await sbxRun([...flags, ...place, "--out", out, "--", "/bin/true"]);
       assert.equal(r.code, 0, `${flags.join(" ")}: ${r.err}`);
       assert.equal(statedIn(out), want, flags.join(" "));
       assert.match(r.out, new RegExp(`level ${want}`));
@@ -47,7 +51,10 @@ test("sbx run states the level it provided: S4 sandboxed, S0 unsandboxed, whatev
 test("sbx run: the command's output is streamed to files and limits are flags", async () => {
   const tmp = mkdtempSync(join(tmpdir(), "sbx-run-cli-"));
   try {
+    mkdirSync(join(tmp, "ws"));
     const r = await sbxRun([
+      "--workspace",
+      join(tmp, "ws"),
       "--memory",
       "67108864",
       "--pids",

@@ -216,10 +216,13 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1))
       throw new UsageError("--timeout-ms must be a positive integer");
     const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
-    const sandbox = sandboxOpts(values);
-    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     const maxLevel = levelOpt(values.level);
     const manifest = digestOpt(values.manifest, "manifest");
+    const grantsId = digestOpt(values.grants, "grants");
+    const policy = digestOpt(values.policy, "policy");
+    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
+    // Last, once every other flag is valid: it may create the default workspace.
+    const sandbox = sandboxOpts(values);
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
@@ -237,9 +240,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         argv: positionals,
         hostKey,
         unitId: id,
-        grantsId: digestOpt(values.grants, "grants"),
+        grantsId,
         manifest,
-        policy: digestOpt(values.policy, "policy"),
+        policy,
         ...(maxLevel ? { maxLevel } : {}),
         ...(sandbox ? { sandbox } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
