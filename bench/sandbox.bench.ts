@@ -11,6 +11,7 @@ import type { Readable } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit } from "@sbx/host/run";
 import {
   bwrapArgs,
@@ -99,7 +100,8 @@ export default async function bench(): Promise<void> {
     bwrapArgs(plan),
   );
   const none = addressOf({});
-  const unit = { hostKey: testKey("host"), unitId: none, grantsId: none, manifest: none, policy: none };
+  const id = unitId(makeUnit({ argv: ["/bin/true"], manifest: none, level: "S0" }));
+  const unit = { hostKey: testKey("host"), unitId: id, grantsId: none, manifest: none, policy: none };
   const s = {
     bare: [] as number[],
     bwrap: [] as number[],

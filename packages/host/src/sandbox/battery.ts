@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { addressOf, testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit, type RunUnitResult } from "../run/run.ts";
 import { sandboxUnavailableReason, startSandbox, type SandboxOptions } from "./sandbox.ts";
 import { cgroupProcs } from "./cgroup.ts";
@@ -35,7 +36,8 @@ export async function inSandbox(script: string, o: Partial<SandboxOptions> = {})
     return await runUnit({
       argv: ["/bin/sh", "-c", script],
       hostKey: testKey("host"),
-      unitId: addressOf({ escape: script }),
+      // The unit descriptor runUnit builds by default (argv, manifest, the level asked): its address.
+      unitId: unitId(makeUnit({ argv: ["/bin/sh", "-c", script], manifest: none, level: "S0" })),
       grantsId: none,
       manifest: none,
       policy: none,

@@ -4,6 +4,7 @@
 // Usage: node --import tsx fd-driver.ts WORKSPACE
 import { readSync } from "node:fs";
 import { testKey, addressOf } from "@sbx/wire";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit } from "../run/run.ts";
 
 const probe =
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const r = await runUnit({
     argv: ["/bin/sh", "-c", probe],
     hostKey: testKey("host"),
-    unitId: addressOf({ fd_driver: 1 }),
+    unitId: unitId(makeUnit({ argv: ["/bin/sh", "-c", probe], manifest: none, level: "S0" })),
     grantsId: none,
     manifest: none,
     policy: none,

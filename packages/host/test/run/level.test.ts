@@ -8,14 +8,16 @@ import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { firstLink, stewardDomain } from "@sbx/sandbox-attest/audit";
-import { LEVELS, type Level } from "@sbx/sandbox-attest/unit";
+import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { runUnit, type RunUnitOptions } from "../../src/run/index.ts";
 import { providedLevel, statedLevel } from "../../src/sandbox/index.ts";
 
 const none = addressOf({});
-const base = { hostKey: testKey("host"), unitId: none, grantsId: none, manifest: none, policy: none };
+const base = { hostKey: testKey("host"), grantsId: none, manifest: none, policy: none };
+// The unit descriptor runUnit builds by default (argv, manifest, the level asked): its address.
+const idOf = (argv: string[], level: Level = "S0") => unitId(makeUnit({ argv, manifest: none, level }));
 const stated = async (o: Partial<RunUnitOptions>) => {
-  const r = await runUnit({ ...base, argv: ["true"], ...o });
+  const r = await runUnit({ ...base, unitId: idOf(["true"], o.maxLevel), argv: ["true"], ...o });
   const level = verifyAttestation(r.attestation).predicate.level;
   assert.equal(level, r.level);
   return level;
@@ -73,6 +75,6 @@ test("a sandboxed run states S4, S5 when it continues a run record; --level lowe
 
 test("the library has no way to state a level as a free parameter", () => {
   // @ts-expect-error: runUnit takes no level to state (tsc checks this line), only maxLevel, a ceiling
-  const o: RunUnitOptions = { ...base, argv: ["true"], level: "S5" };
+  const o: RunUnitOptions = { ...base, unitId: idOf(["true"]), argv: ["true"], level: "S5" };
   assert.equal("maxLevel" in o, false);
 });

@@ -8,15 +8,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, digestBytes, testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit, type RunUnitOptions } from "../../src/run/index.ts";
 
 const none = addressOf({});
-const base = { hostKey: testKey("host"), unitId: none, grantsId: none, manifest: none, policy: none };
+const base = { hostKey: testKey("host"), grantsId: none, manifest: none, policy: none };
 
 async function sandboxed(argv: string[], o: Partial<RunUnitOptions> = {}) {
   const ws = mkdtempSync(join(tmpdir(), "sbx-stream-"));
   try {
-    return await runUnit({ ...base, argv, sandbox: { workspace: ws }, ...o });
+    // unitId: the address of the descriptor runUnit builds by default (argv, manifest, level asked).
+    const id = unitId(makeUnit({ argv, manifest: none, level: "S0" }));
+    return await runUnit({ ...base, unitId: id, argv, sandbox: { workspace: ws }, ...o });
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

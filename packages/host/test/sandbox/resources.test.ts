@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import {
   createRunCgroup,
   DEFAULT_LIMITS,
@@ -90,7 +91,13 @@ test("a background process left behind is killed and every cgroup removed (sandb
   const plain = await runUnit({
     argv: ["sh", "-c", "(sleep 100 >/dev/null 2>&1 &); echo left"],
     hostKey: testKey("host"),
-    unitId: none,
+    unitId: unitId(
+      makeUnit({
+        argv: ["sh", "-c", "(sleep 100 >/dev/null 2>&1 &); echo left"],
+        manifest: none,
+        level: "S0",
+      }),
+    ),
     grantsId: none,
     manifest: none,
     policy: none,
