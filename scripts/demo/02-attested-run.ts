@@ -1,5 +1,6 @@
-// Demo part 2: a real command run as a unit — metered (§6), journaled (§8), attested (§7) and linked
-// into the steward's audit chain (§7.7); the attestation verified, tampered ones refused.
+// Demo part 2: a real command run as a unit in the reference sandbox (§5) — metered (§6), journaled
+// (§8), attested (§7) with the level the host computed (§9), and linked into the steward's audit
+// chain (§7.7); escapes tried from inside fail; the attestation verified, tampered ones refused.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressOf, digestBytes, signPayload, testKey, type Envelope, type Json } from "@sbx/wire";
@@ -9,6 +10,7 @@ import { openReceipt, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { verifyEventInclusion, verifyJournal } from "@sbx/sandbox-attest/journal";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
+import { sandboxUnavailableReason } from "@sbx/host/sandbox";
 import { check, type DemoContext } from "./context.ts";
 
 const host = testKey("host");
@@ -72,14 +74,40 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
   const dir = join(ctx.work, "02-attested-run");
   mkdirSync(dir, { recursive: true });
   const argv = ["python3", "-c", script, "out.txt"];
-  const unit = makeUnit({ argv, manifest, level: "S0", labels: { demo: "02" } });
+  const why = sandboxUnavailableReason();
+  // Without root the host cannot build its sandbox: the demo then runs the command plainly and the
+  // level it states is S0, as §9 requires.
+  const sandbox = why === null ? { workspace: dir } : undefined;
+  const unit = makeUnit({ argv, manifest, level: sandbox ? "S4" : "S0", labels: { demo: "02" } });
   const id = unitId(unit);
   ctx.say(
-    `unit_id ${id}: python3 hashing 100,000 times (level S0: this demo runs a plain child process, no sandbox)`,
+    sandbox
+      ? `unit_id ${id}: python3 hashing 100,000 times in a sandbox (bubblewrap: new namespaces, no network, read-only /usr, the workspace ${dir} the only writable tree, seccomp, cgroup limits, an unprivileged host uid)`
+      : `unit_id ${id}: python3 hashing 100,000 times as a plain process (no sandbox here: ${why ?? ""})`,
   );
   const domain = stewardDomain(steward.did);
-  const base = { hostKey: host, unitId: id, unit, grantsId, manifest, policy, level: "S0" as const };
-  const a = await runUnit({ ...base, argv, cwd: dir, watch: dir, audit: firstLink(domain) });
+  const base = {
+    hostKey: host,
+    unitId: id,
+    unit,
+    grantsId,
+    manifest,
+    policy,
+    ...(sandbox ? { sandbox } : {}),
+  };
+  const a = await runUnit({
+    ...base,
+    argv,
+    cwd: dir,
+    ...(sandbox ? {} : { watch: dir }),
+    audit: firstLink(domain),
+    maxLevel: "S7",
+  });
+  const want = sandbox ? "S4" : "S0";
+  check(a.level === want, `the host states the level it provided (${want}), though S7 was asked for`);
+  ctx.say(
+    `level stated: ${a.level}, computed from what the host set up (sandbox, meter, attestation, journal); asking for S7 cannot raise it (§9)`,
+  );
   check(a.outcome.status === "exited" && a.outcome.exit_code === 0, "the command ran and exited 0");
   showRun(ctx, a);
   const written = a.journal.events.find((e) => e.type === "file.write");
@@ -130,15 +158,27 @@ export default async function attestedRun(ctx: DemoContext): Promise<void> {
     `verified: the journal recomputes to its root; the exit event's inclusion proof has ${a.journal.prove(last).path.length} hashes`,
   );
 
+  const escape =
+    "echo second interval; cat /etc/shadow 2>&1 | head -1; (echo x > /usr/evil) 2>&1; " +
+    "bash -c 'exec 3<>/dev/tcp/192.0.2.1/80' 2>&1; unshare -U true 2>&1; exit 2";
   const b = await runUnit({
     ...base,
-    argv: ["sh", "-c", "echo second interval; exit 2"],
+    argv: ["sh", "-c", escape],
     audit: linkAfter(a.attestation),
     energyChain: a.receipt.state,
   });
   ctx.say(
     `second run: ${JSON.stringify(b.outcome)}, receipt seq ${b.receipt.receipt.seq}, attestation ${b.address}`,
   );
+  if (sandbox) {
+    const said = b.stdout.toString();
+    for (const l of said.trim().split("\n")) ctx.say(`  from inside: ${l}`);
+    check(
+      !said.includes("root:") && /Read-only file system|Permission denied/.test(said),
+      "no escape: /etc/shadow unreadable, /usr read-only",
+    );
+    check(/unreachable/.test(said), "no network: 192.0.2.1 unreachable from inside");
+  }
   const chain = verifyAuditChain([a.attestation, b.attestation], { domain, hosts: [host.did] });
   check(chain.head === b.address && chain.seq === 2, "audit chain of two verified");
   ctx.say(`audit chain verified: head ${chain.head} at seq ${chain.seq}`);

@@ -69,7 +69,7 @@ async function execute(
     grantsId: grants,
     manifest: m.address,
     policy,
-    level: "S0", // a plain process: no §5 isolation, so no higher level may be stated (§9)
+    maxLevel: "S0", // a plain process: no §5 isolation, so no higher level may be stated (§9)
     runHead: head,
   });
   await store.putSigned(r.receipt.envelope);

@@ -155,7 +155,7 @@ async function runFleetUnit(store: FileStore, i: number): Promise<void> {
     grantsId: grants,
     manifest,
     policy,
-    level: "S0", // a plain process: no §5 isolation, so no higher level may be stated (§9)
+    maxLevel: "S0", // a plain process: no §5 isolation, so no higher level may be stated (§9)
     runHead: id,
   });
   await store.putSigned(r.receipt.envelope);

@@ -19,6 +19,11 @@ export type HostErrorCode =
   // §5.5 the exec gate
   | "GateUnavailable"
   | "GateFailed"
+  // §5 the sandbox: not buildable here, a limit no hierarchy applies, a cgroup that outlives its kill
+  | "SandboxUnavailable"
+  | "SandboxFailed"
+  | "LimitUnavailable"
+  | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers
   | "BadPowercap"
   | "BadCgroupStat"

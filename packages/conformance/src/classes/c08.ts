@@ -1,7 +1,8 @@
 // C8: content-addressed process control (§5.5). Vectors: signed policies (valid, and broken one way
 // at a time: signature, payload type, signer, form, order, duplicates, digests, members, address),
 // canonicalisation of edits, and decisions (deny absolute in both modes) whose expected results are
-// written here from the spec's rule, not computed by the implementation. Live: the kernel battery.
+// written here from the spec's rule, not computed by the implementation. Live: the kernel battery,
+// and the sandbox escape battery (§5: every way out tried from inside a real sandbox must fail).
 import {
   addressOf,
   digestBytes,
@@ -266,7 +267,9 @@ function decideVectors(): Vector[] {
 
 async function live(): Promise<LiveCase[]> {
   const battery = await import("../live/execgate.ts");
-  return [...(await battery.runBattery()), ...(await routeBattery())];
+  // §5 isolation: the sandbox units run in, tried from inside by the escape battery.
+  const sandbox = await import("../live/sandbox.ts");
+  return [...(await battery.runBattery()), ...(await routeBattery()), ...(await sandbox.runEscapeBattery())];
 }
 
 export const klass: ConformanceClass = {

@@ -121,6 +121,26 @@ export function addToCgroup(dir: string, pid: number): void {
   writeFileSync(join(dir, "cgroup.procs"), `${pid}\n`);
 }
 
+/**
+ * killCgroup (§5.3) kills every process in the cgroup at `dir` (cgroup.kill where the kernel has it,
+ * and SIGKILL to each listed process) and waits until none is listed; `CgroupBusy` after `waitMs`.
+ */
+export async function killCgroup(dir: string, waitMs = 5000): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let left = cgroupPids(dir); left.length > 0; left = cgroupPids(dir)) {
+    if (Date.now() > deadline)
+      throw new HostError("CgroupBusy", `processes ${left.join(", ")} outlived the kill of ${dir}`);
+    if (existsSync(join(dir, "cgroup.kill"))) writeFileSync(join(dir, "cgroup.kill"), "1");
+    for (const pid of left)
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** removeCgroup (§6.3) removes an empty cgroup; a cgroup that still holds processes is refused by the kernel (EBUSY). */
 export function removeCgroup(dir: string): void {
   rmdirSync(dir);

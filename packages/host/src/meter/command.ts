@@ -4,7 +4,14 @@ import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process"
 import { randomBytes } from "node:crypto";
 import type { MeterReading } from "@sbx/sandbox-attest/energy";
 import { isHostError } from "../errors.ts";
-import { cgroupWrap, createUnitCgroup, removeCgroup, type CgroupMounts, type UnitCgroup } from "./cgroup.ts";
+import {
+  cgroupWrap,
+  createUnitCgroup,
+  killCgroup,
+  removeCgroup,
+  type CgroupMounts,
+  type UnitCgroup,
+} from "./cgroup.ts";
 import { startMeter, type MeterOptions } from "./meter.ts";
 
 /** What a metered command ends with. */
@@ -36,7 +43,8 @@ function exited(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
  * meterCommand runs `argv` metered (§6.1). Where this host lets it create a cgroup (root, cgroup2 or
  * v1 cpuacct mounted), the command joins a fresh cgroup before exec and is metered by it; otherwise
  * it is metered by pid and the reading lists "cgroup" as absent. `mounts` overrides the cgroup
- * mounts found in /proc/self/mountinfo. The cgroup is removed at exit.
+ * mounts found in /proc/self/mountinfo. At exit, processes it left in the cgroup are killed and the
+ * cgroup is removed.
  * `done` rejects when the command cannot be spawned.
  */
 export function meterCommand(
@@ -56,9 +64,12 @@ export function meterCommand(
   if (cg === null && child.pid === undefined)
     return { child, done: ended.then(() => Promise.reject(new Error("spawn failed"))) };
   const meter = startMeter(cg ? { cgroup: cg.path } : { pid: child.pid ?? -1 }, o);
-  const done = ended.then(([code, signal]) => {
+  const done = ended.then(async ([code, signal]) => {
     let r: MeterReading;
     try {
+      // What the command left behind is killed first, so its CPU time is in the reading and the
+      // cgroup can be removed (a cgroup holding a process cannot: EBUSY).
+      if (cg) await killCgroup(cg.path);
       r = meter.stop();
     } finally {
       if (cg) removeCgroup(cg.path);

@@ -26,6 +26,7 @@ export {
   cgroupVersion,
   cgroupWrap,
   createUnitCgroup,
+  killCgroup,
   parseCpuStat,
   parseMountinfo,
   readCgroupCpuUs,

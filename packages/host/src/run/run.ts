@@ -1,8 +1,9 @@
 // The host runner: one real child process run as one active interval of a unit — metered (§6),
 // journaled (§8), and attested (§7), optionally linked into the steward's audit chain (§7.7) and
 // continuing a run record's head (§13).
-import type { SpawnOptions } from "node:child_process";
-import { addressOf, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
+import type { ChildProcess, SpawnOptions } from "node:child_process";
+import { join } from "node:path";
+import { addressOf, digestBytes, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
 import type { AuditLink } from "@sbx/sandbox-attest/audit";
 import {
@@ -15,15 +16,20 @@ import {
 } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { makeUnit, type Level } from "@sbx/sandbox-attest/unit";
-import { meterCommand, type MeterOptions, type MeteredExit } from "../meter/index.ts";
-import { digestFile, resolveProgram } from "./program.ts";
-import { StreamRecorder } from "./stdio.ts";
+import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
+import { HostError } from "../errors.ts";
+import { providedLevel, statedLevel } from "../sandbox/level.ts";
+import type { LimitHits } from "../sandbox/cgroup.ts";
+import { startSandbox, type Provided, type SandboxOptions } from "../sandbox/sandbox.ts";
+import { digestFile, resolveInSandbox, resolveProgram, type Resolved } from "./program.ts";
+import { StreamRecorder, type StreamSummary } from "./stdio.ts";
 import { journalWrites, scanFiles } from "./files.ts";
 
 /** What runUnit needs. */
 export interface RunUnitOptions {
   /** The command line; argv[0] is resolved on PATH like execvp. */
   readonly argv: readonly string[];
+  /** The working directory of a plain run; a sandboxed run starts in its workspace folder. */
   readonly cwd?: string;
   /** The child's environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
@@ -32,7 +38,8 @@ export interface RunUnitOptions {
   readonly unitId: Digest;
   /**
    * The unit descriptor whose address is `unitId`: the attestation's subject carries its BLAKE3 and
-   * SHA-256 (§7.1). Default: makeUnit({ argv, manifest, level }), which must then have that address.
+   * SHA-256 (§7.1). Default: makeUnit({ argv, manifest, level: maxLevel ?? "S0" }), which must then
+   * have that address.
    */
   readonly unit?: unknown;
   readonly grantsId: Digest;
@@ -40,8 +47,16 @@ export interface RunUnitOptions {
   readonly manifest: Digest;
   /** Address of the exec policy (§5.5) in force. */
   readonly policy: Digest;
-  /** The executor level this host states (§9); the caller states only what it provides. */
-  readonly level: Level;
+  /**
+   * The unit runs in a sandbox built from these options (§5; its workspace is the working directory
+   * and is watched), or, when absent, as a plain child process (level S0).
+   */
+  readonly sandbox?: SandboxOptions;
+  /**
+   * The most this caller wants stated (§9). The level stated is computed from what the host set up
+   * (the sandbox, the meter, the journal, the run head, the audit link); this can only lower it.
+   */
+  readonly maxLevel?: Level;
   /** The audit link (§7.7): firstLink(domain) or linkAfter(previous attestation). */
   readonly audit?: AuditLink;
   /** The run record head this interval continues from (§13). */
@@ -54,8 +69,13 @@ export interface RunUnitOptions {
   readonly timeoutMs?: number;
   /** A directory whose new and changed files are journaled as `file.write` (e.g. the workspace). */
   readonly watch?: string;
-  /** Aborting kills the child's process group with SIGKILL (e.g. on the caller's SIGINT). */
+  /** Aborting stops the unit: SIGTERM to all its processes, SIGKILL after `graceMs` (e.g. on Ctrl-C). */
   readonly abort?: AbortSignal;
+  /** The grace period between SIGTERM and SIGKILL after an abort (default 2000 ms). */
+  readonly graceMs?: number;
+  /** A directory (absent or empty) where stdout and stderr are written as they arrive; then they
+   * are not kept in memory (`stdout`/`stderr` of the result are empty). */
+  readonly outputDir?: string;
   /** Journal chunk size for stdio (default 64 KiB). */
   readonly chunkBytes?: number;
   readonly meter?: MeterOptions;
@@ -75,36 +95,53 @@ export interface RunUnitResult {
   readonly interval: { readonly start_ms: number; readonly end_ms: number };
   readonly stdout: Buffer;
   readonly stderr: Buffer;
+  /** Each stream's length, digest and file (when `outputDir` was given). */
+  readonly streams: { readonly stdout: StreamSummary; readonly stderr: StreamSummary };
   /** Sources the meter looked for and did not find (e.g. "rapl"): why figures are estimated. */
   readonly absent: readonly string[];
+  /** The level stated in the attestation (§9), computed from what the host provided. */
+  readonly level: Level;
+  /** What the sandbox provided, or null for a plain process. */
+  readonly provided: Provided | null;
+  /** The limits the unit ran into (§5.3): OOM kills, forks refused, workspace over its size. */
+  readonly limits: (LimitHits & { readonly disk: boolean }) | null;
+  /** The unit's first process as the host numbers it (null when it never started). */
+  readonly pid: number | null;
 }
 
 /**
- * runUnit runs `argv` as a child process and returns its attested record (§7, §6, §8): the journal
- * holds the process start (argv, pid, digest of the resolved binary), stdout/stderr (and stdin) in
- * fixed-size chunks by digest, the files written under `watch` by digest, and the exit; the meter's reading becomes the run's next signed
- * energy receipt; the attestation binds both with the ids, addresses and outcome. A program that
- * cannot be executed is an outcome (`spawn_failed`), not an error, with an empty journal and a
- * zero receipt. Misuse (empty argv) is a RangeError.
+ * runUnit runs `argv` as one interval of a unit and returns its attested record (§7, §6, §8): in a
+ * sandbox (§5) when `sandbox` is given, else as a plain child process. The journal holds the
+ * process start (argv, pid, digest of the resolved binary), stdout/stderr (and stdin) in fixed-size
+ * chunks by digest, the files written under the workspace (or `watch`) by digest, and the exit; the
+ * meter's reading of the run's cgroup becomes the run's next signed energy receipt; the
+ * attestation binds both with the ids, addresses, outcome and the level the host provided (§9). A
+ * program that cannot be executed is an outcome (`spawn_failed`), not an error. Misuse (empty argv)
+ * is a RangeError; a sandbox this host cannot build or limit is refused by startSandbox.
  */
 export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   if (o.argv.length === 0) throw new RangeError("runUnit: argv is empty");
   const unit = unitOf(o);
+  const journal = new Journal();
+  if (o.sandbox) {
+    const prog = resolveInSandbox(o.argv[0]!, o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
+    const run =
+      "error" in prog ? notStarted(prog.error) : await executeSandboxed(o, o.sandbox, journal, prog);
+    return seal(o, journal, run, unit);
+  }
   const cwd = o.cwd ?? process.cwd();
   const env = o.env ?? process.env;
-  const journal = new Journal();
   const prog = resolveProgram(o.argv[0]!, cwd, env.PATH);
-  const run =
-    "error" in prog ? notStarted(prog.error) : await execute(o, journal, cwd, env, digestFile(prog.path));
+  const run = "error" in prog ? notStarted(prog.error) : await execute(o, journal, cwd, env, prog);
   return seal(o, journal, run, unit);
 }
 
 /** unitOf returns the descriptor the attestation names; refuses, before anything runs, one whose address is not unitId. */
 function unitOf(o: RunUnitOptions): unknown {
-  const unit = o.unit ?? makeUnit({ argv: [...o.argv], manifest: o.manifest, level: o.level });
+  const unit = o.unit ?? makeUnit({ argv: [...o.argv], manifest: o.manifest, level: o.maxLevel ?? "S0" });
   if (addressOf(unit) !== o.unitId)
     throw new RangeError(
-      "runUnit: unitId is not the address of options.unit (default makeUnit({ argv, manifest, level }))",
+      "runUnit: unitId is not the address of options.unit (default makeUnit({ argv, manifest, level: maxLevel ?? S0 }))",
     );
   return unit;
 }
@@ -112,18 +149,43 @@ function unitOf(o: RunUnitOptions): unknown {
 interface Executed {
   readonly reading: MeterReading;
   readonly outcome: Outcome;
-  readonly stdout: Buffer;
-  readonly stderr: Buffer;
+  readonly streams: { readonly stdout: StreamSummary; readonly stderr: StreamSummary };
+  readonly provided: Provided | null;
+  readonly limits: (LimitHits & { readonly disk: boolean }) | null;
+  readonly pid: number | null;
 }
 
-function notStarted(reason: string): Executed {
+function emptyStream(): StreamSummary {
+  return { bytes: Buffer.alloc(0), length: 0, digest: digestBytes(new Uint8Array(0)), file: null };
+}
+
+function notStarted(reason: string, provided: Provided | null = null): Executed {
   const now = Date.now();
   const reading: MeterReading = { start_ms: now, end_ms: now, components: [], absent: [] };
   return {
     reading,
     outcome: { status: "spawn_failed", reason },
-    stdout: Buffer.alloc(0),
-    stderr: Buffer.alloc(0),
+    streams: { stdout: emptyStream(), stderr: emptyStream() },
+    provided,
+    limits: null,
+    pid: null,
+  };
+}
+
+/** Stops a unit on abort: `term` now, `kill` after the grace period; returns a disposer. */
+function stopOnAbort(o: RunUnitOptions, term: () => void, kill: () => void): () => void {
+  let grace: NodeJS.Timeout | null = null;
+  const onAbort = () => {
+    term();
+    grace ??= setTimeout(kill, o.graceMs ?? 2000);
+  };
+  const timer = o.timeoutMs === undefined ? null : setTimeout(kill, o.timeoutMs);
+  o.abort?.addEventListener("abort", onAbort);
+  if (o.abort?.aborted) onAbort();
+  return () => {
+    if (timer) clearTimeout(timer);
+    if (grace) clearTimeout(grace);
+    o.abort?.removeEventListener("abort", onAbort);
   };
 }
 
@@ -132,7 +194,7 @@ async function execute(
   journal: Journal,
   cwd: string,
   env: NodeJS.ProcessEnv,
-  binary: Digest,
+  prog: Extract<Resolved, { path: string }>,
 ): Promise<Executed> {
   const before = o.watch === undefined ? null : scanFiles(o.watch);
   const spawnOpts: SpawnOptions = {
@@ -148,29 +210,83 @@ async function execute(
     await m.done.catch(() => undefined);
     return notStarted("spawn");
   }
-  journal.append({ type: "process.start", pid, argv: [...o.argv], binary });
+  journal.append({ type: "process.start", pid, argv: [...o.argv], binary: digestFile(prog.path) });
   const streams = record(o, journal, m.child);
-  const timer = o.timeoutMs === undefined ? null : setTimeout(() => killGroup(pid), o.timeoutMs);
-  const onAbort = () => {
-    killGroup(pid);
+  const sig = (s: NodeJS.Signals) => () => {
+    signalGroup(pid, s);
   };
-  o.abort?.addEventListener("abort", onAbort);
-  if (o.abort?.aborted) onAbort();
-  let exit: MeteredExit;
-  try {
-    exit = await m.done;
-  } finally {
-    if (timer) clearTimeout(timer);
-    o.abort?.removeEventListener("abort", onAbort);
-  }
-  const stdout = streams.stdout.finish();
-  const stderr = streams.stderr.finish();
+  const dispose = stopOnAbort(o, sig("SIGTERM"), sig("SIGKILL"));
+  const exit = await m.done.finally(dispose);
+  const out = finish(streams);
   if (o.watch !== undefined && before !== null) journalWrites(journal, o.watch, before);
   journal.append({ type: "process.exit", pid, code: exit.code, signal: exit.signal });
-  return { reading: exit.reading, outcome: outcomeOf(exit), stdout, stderr };
+  const outcome: Outcome =
+    exit.signal !== null
+      ? { status: "signaled", signal: exit.signal }
+      : { status: "exited", exit_code: exit.code ?? 0 };
+  return { reading: exit.reading, outcome, streams: out, provided: null, limits: null, pid };
 }
 
-function record(o: RunUnitOptions, journal: Journal, child: ReturnType<typeof meterCommand>["child"]) {
+async function executeSandboxed(
+  o: RunUnitOptions,
+  so: SandboxOptions,
+  journal: Journal,
+  prog: Extract<Resolved, { path: string }>,
+): Promise<Executed> {
+  const watch = o.watch ?? so.workspace;
+  const before = scanFiles(watch);
+  const binary = digestFile(prog.path);
+  const sb = startSandbox(o.argv, so, o.stdin ? "pipe" : "ignore");
+  try {
+    const meter = startMeter({ cgroup: sb.meterCgroup }, o.meter);
+    const sent: { signal: NodeJS.Signals | null } = { signal: null };
+    const send = (s: NodeJS.Signals) => () => {
+      sent.signal = s;
+      sb.signal(s);
+    };
+    const dispose = stopOnAbort(o, send("SIGTERM"), send("SIGKILL"));
+    const pid = await sb.unitPid;
+    if (pid !== null) journal.append({ type: "process.start", pid, argv: [...o.argv], binary });
+    const streams = record(o, journal, sb.child);
+    const exit = await sb.done.finally(dispose);
+    const reading = meter.stop();
+    const out = finish(streams);
+    if (exit.setupFailed) {
+      // No interval ran: nothing is attested, and the host says why (fail closed).
+      const why = out.stderr.bytes.toString().trim().slice(0, 500) || `launcher exited ${String(exit.code)}`;
+      throw new HostError("SandboxFailed", `the sandbox could not be set up: ${why}`);
+    }
+    if (pid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
+    journalWrites(journal, watch, before);
+    const outcome = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
+    const signal = outcome.status === "signaled" ? outcome.signal : null;
+    journal.append({ type: "process.exit", pid, code: signal === null ? exit.code : null, signal });
+    return { reading, outcome, streams: out, provided: sb.provided, limits: exit.hits, pid };
+  } finally {
+    await sb.release();
+  }
+}
+
+const SIGNALS: Readonly<Record<number, NodeJS.Signals>> = { 9: "SIGKILL", 15: "SIGTERM" };
+
+/**
+ * sandboxOutcome (§7.2) turns bwrap's exit code into an outcome. bwrap reports a command killed by
+ * signal N as 128+N, which a command can also exit with; so it is read as a signal only where the
+ * host knows one was delivered: one it sent itself, or the OOM killer's SIGKILL (counted by the
+ * cgroup). Anything else is the exit code bwrap reported.
+ */
+function sandboxOutcome(code: number | null, sent: NodeJS.Signals | null, oomKills: number): Outcome {
+  const byCode = code !== null && code > 128 ? SIGNALS[code - 128] : undefined;
+  if (
+    byCode !== undefined &&
+    (byCode === sent || sent === "SIGKILL" || (byCode === "SIGKILL" && oomKills > 0))
+  )
+    return { status: "signaled", signal: byCode };
+  if (code === null) return { status: "signaled", signal: sent ?? "SIGKILL" };
+  return { status: "exited", exit_code: code };
+}
+
+function record(o: RunUnitOptions, journal: Journal, child: ChildProcess) {
   if (o.stdin && child.stdin) {
     const input = new StreamRecorder(journal, "stdin", o.chunkBytes);
     input.push(Buffer.from(o.stdin));
@@ -178,9 +294,10 @@ function record(o: RunUnitOptions, journal: Journal, child: ReturnType<typeof me
     child.stdin.on("error", () => undefined); // a child that exits without reading its input
     child.stdin.end(Buffer.from(o.stdin));
   }
+  const file = (name: string) => (o.outputDir === undefined ? null : join(o.outputDir, name));
   const out = {
-    stdout: new StreamRecorder(journal, "stdout", o.chunkBytes),
-    stderr: new StreamRecorder(journal, "stderr", o.chunkBytes),
+    stdout: new StreamRecorder(journal, "stdout", o.chunkBytes, file("stdout")),
+    stderr: new StreamRecorder(journal, "stderr", o.chunkBytes, file("stderr")),
   };
   for (const s of ["stdout", "stderr"] as const)
     child[s]?.on("data", (d: Buffer) => {
@@ -190,19 +307,18 @@ function record(o: RunUnitOptions, journal: Journal, child: ReturnType<typeof me
   return out;
 }
 
-/** killGroup kills the child's whole process group (it was spawned detached, as its leader), so a
+function finish(r: ReturnType<typeof record>) {
+  return { stdout: r.stdout.finish(), stderr: r.stderr.finish() };
+}
+
+/** signalGroup signals the child's whole process group (it was spawned detached, as its leader), so a
  * grandchild holding the output pipes cannot keep the run open past its timeout. */
-function killGroup(pid: number): void {
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pid, "SIGKILL");
+    process.kill(-pid, signal);
   } catch {
     // already gone
   }
-}
-
-function outcomeOf(exit: MeteredExit): Outcome {
-  if (exit.signal !== null) return { status: "signaled", signal: exit.signal };
-  return { status: "exited", exit_code: exit.code ?? 0 };
 }
 
 function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown): RunUnitResult {
@@ -211,6 +327,17 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
   const receiptAddress = envelopeAddress(receipt.envelope);
   const head = journal.head();
   const interval = { start_ms: run.reading.start_ms, end_ms: run.reading.end_ms };
+  // §9: the level comes from what was set up for this interval, never from the caller.
+  const provided = providedLevel({
+    isolated: run.provided !== null,
+    metered: true,
+    attested: true,
+    journaled: true,
+    snapshots: o.runHead !== undefined,
+    processControl: false,
+    auditChain: o.audit !== undefined,
+  });
+  const level = statedLevel(provided, o.maxLevel);
   const predicate: PredicateInput = {
     unit_id: o.unitId,
     grants_id: o.grantsId,
@@ -224,7 +351,7 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
     journal: { root: head.root, events: head.size },
     outcome: run.outcome,
     interval,
-    level: o.level,
+    level,
     ...(o.audit ?? {}),
     ...(o.runHead ? { run_head: o.runHead } : {}),
   };
@@ -237,8 +364,13 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
     journal,
     outcome: run.outcome,
     interval,
-    stdout: run.stdout,
-    stderr: run.stderr,
+    stdout: run.streams.stdout.bytes,
+    stderr: run.streams.stderr.bytes,
+    streams: run.streams,
     absent: run.reading.absent,
+    level,
+    provided: run.provided,
+    limits: run.limits,
+    pid: run.pid,
   };
 }

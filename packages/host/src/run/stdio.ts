@@ -1,31 +1,53 @@
 // §8.2 Standard streams in the journal: each stream cut into chunks of a fixed size (the last one
-// shorter), so the same output gives the same chunk digests however the pipe delivered it.
-import { digestBytes } from "@sbx/wire";
+// shorter), so the same output gives the same chunk digests however the pipe delivered it. The
+// bytes go, as they arrive, to a file (the journal's copy) or are kept in memory, never both; the
+// whole stream is hashed as it goes.
+import { closeSync, openSync, writeSync } from "node:fs";
+import { createBlake3, digestBytes, formatDigest, type Digest } from "@sbx/wire";
 import type { Journal, StdioStream } from "@sbx/sandbox-attest/journal";
 
 /** Default chunk size: 64 KiB. */
 export const DEFAULT_CHUNK_BYTES = 64 * 1024;
 
+/** What a stream carried: its bytes (in memory, or empty when they went to a file), size and digest. */
+export interface StreamSummary {
+  readonly bytes: Buffer;
+  readonly length: number;
+  /** BLAKE3 of the whole stream. */
+  readonly digest: Digest;
+  /** The file the stream was written to as it arrived, or null. */
+  readonly file: string | null;
+}
+
 /**
- * StreamRecorder keeps a stream's bytes and journals a `stdio.chunk` each time `chunkBytes` of it
- * have arrived; `finish` journals the remainder. The journal numbers the chunks.
+ * StreamRecorder journals a `stdio.chunk` each time `chunkBytes` of a stream have arrived; `finish`
+ * journals the remainder. With `file`, every byte is appended to that file as it arrives (created
+ * with O_EXCL, mode 0600) and nothing is kept in memory. The journal numbers the chunks.
  */
 export class StreamRecorder {
   readonly #parts: Buffer[] = [];
+  readonly #hash = createBlake3();
+  readonly #fd: number | null;
   #pending: Buffer = Buffer.alloc(0);
+  #length = 0;
 
   constructor(
     private readonly journal: Journal,
     private readonly stream: StdioStream,
     private readonly chunkBytes: number = DEFAULT_CHUNK_BYTES,
+    private readonly file: string | null = null,
   ) {
     if (!Number.isSafeInteger(chunkBytes) || chunkBytes <= 0)
       throw new RangeError("StreamRecorder: chunkBytes must be a positive integer");
+    this.#fd = file === null ? null : openSync(file, "wx", 0o600);
   }
 
   /** push adds bytes as they arrive and journals every full chunk. */
   push(data: Buffer): void {
-    this.#parts.push(data);
+    if (this.#fd === null) this.#parts.push(data);
+    else for (let off = 0; off < data.length;) off += writeSync(this.#fd, data, off);
+    this.#hash.update(data);
+    this.#length += data.length;
     this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
     while (this.#pending.length >= this.chunkBytes) {
       this.#record(this.#pending.subarray(0, this.chunkBytes));
@@ -33,11 +55,17 @@ export class StreamRecorder {
     }
   }
 
-  /** finish journals the last, partial chunk (if any) and returns everything the stream carried. */
-  finish(): Buffer {
+  /** finish journals the last, partial chunk (if any), closes the file, and says what the stream carried. */
+  finish(): StreamSummary {
     if (this.#pending.length > 0) this.#record(this.#pending);
     this.#pending = Buffer.alloc(0);
-    return Buffer.concat(this.#parts);
+    if (this.#fd !== null) closeSync(this.#fd);
+    return {
+      bytes: Buffer.concat(this.#parts),
+      length: this.#length,
+      digest: formatDigest(this.#hash.digest()),
+      file: this.file,
+    };
   }
 
   #record(chunk: Buffer): void {

@@ -19,7 +19,6 @@ const base = {
   grantsId: d("grants"),
   manifest: d("manifest"),
   policy: d("policy"),
-  level: "S3",
 } as const;
 const run = (argv: string[], extra: Partial<RunUnitOptions> = {}) =>
   runUnit({ ...base, argv, meter: { sampleMs: 20 }, ...extra });

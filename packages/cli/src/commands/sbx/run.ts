@@ -1,11 +1,13 @@
 // `sbx run -- CMD…`: runs a command as a unit and prints its attested record: the energy figure
 // with its provenance, the journal root and the attestation address (sandbox-attest §6, §7, §8).
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
+import type { SandboxOptions } from "@sbx/host/sandbox";
 import {
   EXIT,
   parseOptions,
@@ -16,7 +18,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import { writeJsonOutput, writeOutput } from "../../files.ts";
+import { writeJsonOutput } from "../../files.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -27,11 +29,56 @@ function digestOpt(v: string | undefined, name: string): Digest {
   return v;
 }
 
-function levelOpt(v: string | undefined): Level {
-  const l = v ?? "S0";
-  if (!(LEVELS as readonly string[]).includes(l))
+function levelOpt(v: string | undefined): Level | undefined {
+  if (v === undefined) return undefined;
+  if (!(LEVELS as readonly string[]).includes(v))
     throw new UsageError(`--level must be one of ${LEVELS.join(", ")}`);
-  return l as Level;
+  return v as Level;
+}
+
+function intOpt(v: string | undefined, name: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d{1,15}$/.test(v) || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer ≥ ${min}`);
+  return n;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+const str = (v: Values, k: string): string | undefined => (typeof v[k] === "string" ? v[k] : undefined);
+
+/** The sandbox the flags describe (§5), or null for --unsandboxed; contradictions are usage errors. */
+function sandboxOpts(v: Values): SandboxOptions | null {
+  const sandboxOnly = ["workspace", "memory", "cpus", "pids", "tmp-size", "disk", "user"].filter(
+    (k) => v[k] !== undefined,
+  );
+  if (v.unsandboxed === true) {
+    if (sandboxOnly.length > 0)
+      throw new UsageError(`--unsandboxed cannot take --${sandboxOnly.join(", --")}`);
+    return null;
+  }
+  if (v.watch !== undefined)
+    throw new UsageError("--watch is for --unsandboxed runs (a sandbox journals its workspace)");
+  const cpus = str(v, "cpus");
+  if (cpus !== undefined && !/^\d{1,4}(\.\d{1,3})?$/.test(cpus))
+    throw new UsageError("--cpus must be a number such as 1 or 0.5");
+  const limits = {
+    ...(v.memory !== undefined ? { memoryBytes: intOpt(str(v, "memory"), "memory", 1 << 20) } : {}),
+    ...(cpus !== undefined ? { cpuMillis: Math.round(Number(cpus) * 1000) } : {}),
+    ...(v.pids !== undefined ? { pids: intOpt(str(v, "pids"), "pids", 1) } : {}),
+  } as SandboxOptions["limits"];
+  if (cpus !== undefined && Number(cpus) < 0.01) throw new UsageError("--cpus must be at least 0.01");
+  const ws = str(v, "workspace");
+  const user = str(v, "user");
+  const tmpBytes = intOpt(str(v, "tmp-size"), "tmp-size", 4096);
+  const disk = intOpt(str(v, "disk"), "disk", 1);
+  return {
+    workspace: ws === undefined ? mkdtempSync(join(tmpdir(), "sbx-workspace-")) : resolve(ws),
+    ...(limits ? { limits } : {}),
+    ...(user !== undefined ? { user } : {}),
+    ...(tmpBytes !== undefined ? { tmpBytes } : {}),
+    ...(disk !== undefined ? { workspaceBytes: disk } : {}),
+  };
 }
 
 function describe(c: EnergyComponent): string {
@@ -53,7 +100,7 @@ function outcomeText(r: RunUnitResult): string {
       : `did not start (${o.reason})`;
 }
 
-function summary(r: RunUnitResult, unit: Digest, host: string, level: Level) {
+function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, workspace: string | null) {
   const rec = r.receipt.receipt;
   return {
     unit_id: unit,
@@ -70,6 +117,9 @@ function summary(r: RunUnitResult, unit: Digest, host: string, level: Level) {
     attestation: r.address,
     host,
     level,
+    sandbox: r.provided,
+    limits_hit: r.limits,
+    workspace,
   };
 }
 
@@ -83,10 +133,26 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
   io.out(`journal      ${s.journal.root} (${s.journal.events} events)`);
   io.out(`receipt      ${s.receipt}`);
   io.out(`attestation  ${s.attestation} (level ${s.level}, host ${s.host})`);
+  const p = r.provided;
+  if (p === null) io.out("sandbox      none (--unsandboxed): a plain process on the host, level S0");
+  else {
+    const l = p.limits;
+    io.out(
+      `sandbox      workspace ${s.workspace ?? ""} at /work, user ${p.user.name} (host uid ${p.hostUid}), no network`,
+    );
+    io.out(
+      `limits       memory ${l.memoryBytes} B, cpu ${l.cpuMillis / 1000}, pids ${l.pids}, /tmp ${p.tmpBytes} B`,
+    );
+  }
+  const h = r.limits;
+  if (h && (h.oomKills > 0 || h.pidsRefused > 0 || h.disk))
+    io.out(
+      `limits hit   ${[h.oomKills > 0 ? `memory (${h.oomKills} OOM kills)` : "", h.pidsRefused > 0 ? `pids (${h.pidsRefused} forks refused)` : "", h.disk ? "workspace size" : ""].filter((x) => x).join(", ")}`,
+    );
 }
 
+/** writeOut writes the record beside stdout and stderr, which the run wrote there as they arrived. */
 function writeOut(dir: string, r: RunUnitResult, unit: unknown): void {
-  mkdirSync(dir, { recursive: true });
   const put = (name: string, v: unknown) => {
     writeJsonOutput(join(dir, name), v);
   };
@@ -94,31 +160,46 @@ function writeOut(dir: string, r: RunUnitResult, unit: unknown): void {
   put("attestation.json", r.attestation);
   put("receipt.json", r.receipt.envelope);
   put("journal.json", { head: r.journal.head(), events: r.journal.events });
-  writeOutput(join(dir, "stdout"), r.stdout);
-  writeOutput(join(dir, "stderr"), r.stderr);
 }
 
 export const command: Command = {
   name: "run",
   summary: "run a command as a unit: metered, journaled, attested; print energy, journal root, attestation",
   help: `usage: sbx run [--key FILE] [--manifest ADDR] [--policy ADDR] [--grants ADDR] [--level S0…S7]
-               [--watch DIR] [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
-  Runs CMD as a child process and records it as one active interval of a unit (§4): the journal
-  holds the process start (argv, digest of the binary), stdout/stderr by digest and the exit (§8);
-  the meter's reading is a signed energy receipt (§6); the attestation (§7) binds them. Prints the
-  energy figure with the provenance of every component, the journal root and the attestation
-  address. The command's output is printed after it ends (stdout to stdout, stderr to stderr; with
-  --json, both to stderr, so stdout holds only the JSON: sbx run --json -- CMD | jq). Everything
-  after -- is the command's, options such as -h included.
+               [--workspace DIR] [--memory BYTES] [--cpus N] [--pids N] [--tmp-size BYTES]
+               [--disk BYTES] [--user NAME] | --unsandboxed [--watch DIR]
+               [--timeout-ms N] [--grace-ms N] [--out DIR] [--json] -- CMD [ARGS…]
+  Runs CMD as one active interval of a unit (§4) in a sandbox (§5): bubblewrap with new user, mount,
+  pid, ipc, uts, cgroup and network namespaces (no network), the host's /usr read-only, a generated
+  /etc, a private size-limited /tmp, a minimal /dev, a seccomp filter, no capabilities, as an
+  unprivileged host uid, in a cgroup that limits memory, CPU and processes and that the meter reads.
+  The journal holds the process start (argv, digest of the binary), stdout/stderr by digest, the
+  files written in the workspace and the exit (§8); the meter's reading is a signed energy receipt
+  (§6); the attestation (§7) binds them and states the level the host provided (§9): S4 in a sandbox,
+  S0 with --unsandboxed. CMD's output streams to this terminal as it runs; Ctrl-C sends SIGTERM to
+  the unit and SIGKILL after the grace period, and the interval is still attested.
   --key FILE       host key file (sbx keygen); default: a fresh key for this run only
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
-  --level L        executor level stated (§9); default S0: sbx run does not itself sandbox
-  --watch DIR      journal the files CMD creates or changes under DIR (by digest)
+  --level L        state at most L (§9): lowers the level provided, never raises it
+  --workspace DIR  the unit's workspace, mounted at /work, the only writable tree; it is handed to
+                   the sandbox's unprivileged host uid (65534). Default: a fresh empty directory
+  --memory BYTES   memory limit, swap included (default 1 GiB)
+  --cpus N         CPU limit in CPUs, e.g. 0.5 (default 2)
+  --pids N         most processes and threads at once (default 512)
+  --tmp-size BYTES size of the private /tmp (default 64 MiB)
+  --disk BYTES     largest workspace after the run (default 1 GiB); beyond it the run is refused
+  --user NAME      the user inside (a manifest's remoteUser); root inside is never root outside
+  --unsandboxed    run CMD as a plain child process on the host: level S0, stated as such
+  --watch DIR      with --unsandboxed: journal the files CMD creates or changes under DIR
   --timeout-ms N   kill the command with SIGKILL after N ms
-  --out DIR        write unit.json, attestation.json, receipt.json, journal.json, stdout, stderr
-  --json           print the record as JSON, and nothing else, on stdout
+  --grace-ms N     after Ctrl-C, wait N ms between SIGTERM and SIGKILL (default 2000)
+  --out DIR        write stdout and stderr there as they arrive, then unit.json, attestation.json,
+                   receipt.json, journal.json
+  --json           print the record as JSON, and nothing else, on stdout (CMD's output goes to
+                   stderr, so sbx run --json -- CMD | jq works). Everything after -- is CMD's,
+                   options such as -h included
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -127,6 +208,15 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       policy: { type: "string" },
       grants: { type: "string" },
       level: { type: "string" },
+      unsandboxed: { type: "boolean" },
+      workspace: { type: "string" },
+      memory: { type: "string" },
+      cpus: { type: "string" },
+      pids: { type: "string" },
+      "tmp-size": { type: "string" },
+      disk: { type: "string" },
+      user: { type: "string" },
+      "grace-ms": { type: "string" },
       "timeout-ms": { type: "string" },
       watch: { type: "string" },
       out: { type: "string" },
@@ -136,34 +226,51 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
     if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1))
       throw new UsageError("--timeout-ms must be a positive integer");
-    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
-    const level = levelOpt(values.level);
+    const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
+    const maxLevel = levelOpt(values.level);
     const manifest = digestOpt(values.manifest, "manifest");
-    const unit = makeUnit({ argv: positionals, manifest, level });
+    const grantsId = digestOpt(values.grants, "grants");
+    const policy = digestOpt(values.policy, "policy");
+    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
+    // Last, once every other flag is valid: it may create the default workspace.
+    const sandbox = sandboxOpts(values);
+    const asked = maxLevel ?? (sandbox ? "S4" : "S0");
+    const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
-    // The command runs in its own process group: pass an interrupt on to it.
+    if (values.out) mkdirSync(values.out, { recursive: true });
+    // Ctrl-C stops the unit gracefully (SIGTERM, then SIGKILL after the grace period); the interval
+    // is still recorded and attested.
     const abort = new AbortController();
     const stop = () => {
       abort.abort();
     };
-    process.once("SIGINT", stop).once("SIGTERM", stop);
-    const r = await runUnit({
-      argv: positionals,
-      hostKey,
-      unitId: id,
-      grantsId: digestOpt(values.grants, "grants"),
-      manifest,
-      policy: digestOpt(values.policy, "policy"),
-      level,
-      ...(timeoutMs ? { timeoutMs } : {}),
-      abort: abort.signal,
-      ...(values.watch ? { watch: values.watch } : {}),
-    });
-    process.off("SIGINT", stop).off("SIGTERM", stop);
-    // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
-    writeBytes(io, values.json ? "err" : "out", r.stdout);
-    writeBytes(io, "err", r.stderr);
-    const s = summary(r, id, hostKey.did, level);
+    process.on("SIGINT", stop).on("SIGTERM", stop);
+    let r: RunUnitResult;
+    try {
+      r = await runUnit({
+        argv: positionals,
+        hostKey,
+        unitId: id,
+        unit,
+        grantsId,
+        manifest,
+        policy,
+        ...(maxLevel ? { maxLevel } : {}),
+        ...(sandbox ? { sandbox } : {}),
+        ...(timeoutMs ? { timeoutMs } : {}),
+        ...(graceMs !== undefined ? { graceMs } : {}),
+        abort: abort.signal,
+        ...(values.watch ? { watch: values.watch } : {}),
+        ...(values.out ? { outputDir: values.out } : {}),
+        // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
+        onOutput: (stream, data) => {
+          writeBytes(io, stream === "stdout" && !values.json ? "out" : "err", data);
+        },
+      });
+    } finally {
+      process.off("SIGINT", stop).off("SIGTERM", stop);
+    }
+    const s = summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null);
     if (values.out) writeOut(values.out, r, unit);
     if (values.json) printJson(io, s);
     else printHuman(io, r, s);

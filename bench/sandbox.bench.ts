@@ -1,0 +1,166 @@
+// Sandbox start-to-exit (sandbox-attest §5): /bin/true run bare, run in bwrap with the same flags by
+// hand (the anchor: setpriv and bwrap, with the seccomp program, /etc and workspace opened once
+// beforehand, no cgroup), run by the launcher (its private mount namespace, the workspace bind, the
+// descriptors closed) and bwrap, run by startSandbox (a fresh run cgroup with its limits, a
+// generated /etc, the seccomp program, the leftovers' kill and the cgroup's removal), and run by
+// runUnit in the sandbox (plus the meter, the journal, the receipt and the signed attestation).
+// The four are interleaved round by round, so a busy machine slows them alike; medians are printed.
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { addressOf, testKey } from "@sbx/wire";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
+import { runUnit } from "@sbx/host/run";
+import {
+  bwrapArgs,
+  handWorkspace,
+  sharedSystemDir,
+  launcherArgv,
+  sandboxUnavailableReason,
+  sandboxUser,
+  seccompProgram,
+  startSandbox,
+  writeEtc,
+  SANDBOX_PATH,
+  TOOLS,
+  DEFAULT_HOST_UID,
+} from "@sbx/host/sandbox";
+import { median, row } from "./measure.ts";
+
+const ROUNDS = Number(process.env.SANDBOX_BENCH_ROUNDS ?? 30);
+
+/** timed runs argv once; `fds` become descriptors 3, 4, 5 (bwrap's seccomp, workspace and /etc). */
+function timed(argv: readonly string[], fds: readonly number[] = []): Promise<number> {
+  const t = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    // Descriptor 6 is bwrap's status pipe (--json-status-fd), as startSandbox gives it.
+    const mid = [0, 1, 2].map((i) => fds[i] ?? "ignore");
+    const stdio = ["ignore", "ignore", "ignore", ...mid, "pipe"] as ("ignore" | "pipe" | number)[];
+    const c = spawn(argv[0] ?? "", argv.slice(1), { stdio, env: {} });
+    (c.stdio[6 as 4] as Readable | null)?.resume();
+    c.once("error", reject);
+    c.once("close", (code) => {
+      if (code !== 0) reject(new Error(`${argv.join(" ")} exited ${String(code)}`));
+      else resolve(Number(process.hrtime.bigint() - t) / 1e9);
+    });
+  });
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t) / 1e9;
+}
+
+export default async function bench(): Promise<void> {
+  const why = sandboxUnavailableReason();
+  if (why !== null) {
+    console.log(`  sandbox bench not run: ${why}`);
+    return;
+  }
+  const ws = mkdtempSync(join(tmpdir(), "sbx-bench-ws-"));
+  const scratch = mkdtempSync(join(tmpdir(), "sbx-bench-"));
+  handWorkspace(ws, DEFAULT_HOST_UID); // as startSandbox does before each run
+  const user = sandboxUser(undefined);
+  const etc = writeEtc(user, "sandbox");
+  writeFileSync(join(scratch, "seccomp.bpf"), seccompProgram());
+  const env = { PATH: SANDBOX_PATH, HOME: "/work", USER: user.name, LANG: "C.UTF-8" };
+  const plan = {
+    user,
+    workspaceFolder: "/work",
+    hostname: "sandbox",
+    tmpBytes: 64 << 20,
+    env,
+    argv: ["/bin/true"],
+  };
+  // By hand: setpriv and bwrap with the same flags, the descriptors opened here beforehand.
+  const bwrapOnly = [
+    TOOLS.setpriv,
+    `--reuid=${DEFAULT_HOST_UID}`,
+    `--regid=${DEFAULT_HOST_UID}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    TOOLS.bwrap,
+    ...bwrapArgs(plan),
+  ];
+  // bwrap reads the seccomp descriptor to its end: each run gets fresh descriptors (opened untimed).
+  const open = () => [openSync(join(scratch, "seccomp.bpf"), "r"), openSync(ws, "r"), openSync(etc.dir, "r")];
+  const launcher = launcherArgv(
+    {
+      cgroups: [],
+      seccompFile: join(scratch, "seccomp.bpf"),
+      workspace: ws,
+      etc: etc.dir,
+      mountpoint: sharedSystemDir({}),
+      hostUid: DEFAULT_HOST_UID,
+    },
+    bwrapArgs(plan),
+  );
+  const none = addressOf({});
+  const id = unitId(makeUnit({ argv: ["/bin/true"], manifest: none, level: "S0" }));
+  const unit = { hostKey: testKey("host"), unitId: id, grantsId: none, manifest: none, policy: none };
+  const s = {
+    bare: [] as number[],
+    bwrap: [] as number[],
+    launcher: [] as number[],
+    sandbox: [] as number[],
+    run: [] as number[],
+  };
+  try {
+    for (let i = 0; i <= ROUNDS; i++) {
+      const bare = await timed(["/bin/true"]);
+      const fds = open();
+      const bw = await timed(bwrapOnly, fds).finally(() => {
+        for (const fd of fds) closeSync(fd);
+      });
+      const la = await timed(launcher);
+      const sb = await time(async () => {
+        const x = startSandbox(["/bin/true"], { workspace: ws }, "ignore");
+        x.child.stdout?.resume();
+        x.child.stderr?.resume();
+        await x.done;
+        await x.release();
+      });
+      const ru = await time(() =>
+        runUnit({ ...unit, argv: ["/bin/true"], sandbox: { workspace: ws }, meter: { sampleMs: 0 } }),
+      );
+      if (i === 0) continue; // warm-up round
+      s.bare.push(bare);
+      s.bwrap.push(bw);
+      s.launcher.push(la);
+      s.sandbox.push(sb);
+      s.run.push(ru);
+    }
+  } finally {
+    etc.remove();
+    rmSync(scratch, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+  const ms = (x: number) => `${(x * 1000).toFixed(2)} ms`;
+  const anchor = median(s.bwrap);
+  console.log(`  /bin/true start to exit, median of ${ROUNDS} interleaved rounds`);
+  row("bare /bin/true", ms(median(s.bare)), median(s.bare) / anchor, "bwrap by hand");
+  row("bwrap by hand, same flags (anchor)", ms(anchor), 1, "bwrap by hand");
+  row(
+    "launcher + bwrap (mount ns, fds closed)",
+    ms(median(s.launcher)),
+    median(s.launcher) / anchor,
+    "bwrap by hand",
+  );
+  row(
+    "startSandbox (cgroup, limits, /etc, seccomp)",
+    ms(median(s.sandbox)),
+    median(s.sandbox) / anchor,
+    "bwrap by hand",
+  );
+  row(
+    "runUnit sandboxed (+meter, journal, attestation)",
+    ms(median(s.run)),
+    median(s.run) / anchor,
+    "bwrap by hand",
+  );
+  console.log(`  goal: startSandbox within 1.3× of bwrap by hand`);
+}

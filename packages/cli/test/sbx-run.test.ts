@@ -1,0 +1,88 @@
+// `sbx run`: a sandboxed run by default, honest levels (§9: --level only lowers; --unsandboxed is
+// S0 whatever is asked), and usage errors for contradictory flags. Before, `sbx run --level S5`
+// signed S5 for a plain child process.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Envelope } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { runCli } from "../src/main.ts";
+
+async function sbxRun(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli("sbx", ["run", ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+function statedIn(dir: string): string {
+  const env = JSON.parse(readFileSync(join(dir, "attestation.json"), "utf8")) as Envelope;
+  return verifyAttestation(env).predicate.level;
+}
+
+test("sbx run states the level it provided: S4 sandboxed, S0 unsandboxed, whatever --level asks", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "sbx-run-cli-"));
+  try {
+    const cases: [string[], string][] = [
+      [["--level", "S5"], "S4"],
+      [[], "S4"],
+      [["--level", "S2"], "S2"],
+      [["--unsandboxed", "--level", "S5"], "S0"],
+      [["--unsandboxed"], "S0"],
+    ];
+    for (const [i, [flags, want]] of cases.entries()) {
+      const out = join(tmp, String(i));
+      // A workspace inside tmp (removed below); --unsandboxed takes none.
+      const ws = join(tmp, `ws${String(i)}`);
+      mkdirSync(ws);
+      const place = flags.includes("--unsandboxed") ? [] : ["--workspace", ws];
+      const r = await sbxRun([...flags, ...place, "--out", out, "--", "/bin/true"]);
+      assert.equal(r.code, 0, `${flags.join(" ")}: ${r.err}`);
+      assert.equal(statedIn(out), want, flags.join(" "));
+      assert.match(r.out, new RegExp(`level ${want}`));
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("sbx run: the command's output is streamed to files and limits are flags", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "sbx-run-cli-"));
+  try {
+    mkdirSync(join(tmp, "ws"));
+    const r = await sbxRun([
+      "--workspace",
+      join(tmp, "ws"),
+      "--memory",
+      "67108864",
+      "--pids",
+      "32",
+      "--cpus",
+      "0.5",
+      "--out",
+      tmp,
+      "--",
+      "sh",
+      "-c",
+      "echo hi",
+    ]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(readFileSync(join(tmp, "stdout"), "utf8"), "hi\n");
+    assert.match(r.out, /memory 67108864 B, cpu 0\.5, pids 32/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("sbx run: contradictory or malformed sandbox flags are usage errors", async () => {
+  for (const argv of [
+    ["--unsandboxed", "--memory", "1000000", "--", "true"],
+    ["--watch", "/tmp", "--", "true"],
+    ["--pids", "0", "--", "true"],
+    ["--cpus", "lots", "--", "true"],
+    ["--level", "S9", "--", "true"],
+  ])
+    assert.equal((await sbxRun(argv)).code, 2, argv.join(" "));
+});

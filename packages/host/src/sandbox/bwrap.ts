@@ -1,0 +1,129 @@
+// §5.1–§5.4 The bubblewrap command line of a sandbox, and the launcher that starts it: the launcher
+// (bash, run as root, in a private mount namespace of its own when the workspace must be rebound) joins the run's cgroups, closes every
+// descriptor but stdio and the status pipe, binds the workspace where the sandbox's uid can reach it,
+// opens the seccomp program, the workspace and the generated /etc on fixed descriptors, and execs
+// setpriv, which drops to the sandbox's unprivileged host uid (no groups, no capabilities, no
+// inheritable or bounding set) and execs bwrap. bwrap then unshares every namespace (user, mount,
+// pid, ipc, uts, cgroup, network), maps the user inside onto that host uid, and runs the command.
+import { systemEntries, type SandboxUser, type SystemEntry } from "./system.ts";
+
+/** Descriptors the launcher opens for bwrap (after closing every other but 0, 1, 2 and STATUS_FD). */
+export const SECCOMP_FD = 3;
+export const WORKSPACE_FD = 4;
+export const ETC_FD = 5;
+/** bwrap's --json-status-fd: the host learns the unit's pid and bwrap's exit code from it. */
+export const STATUS_FD = 6;
+
+/** Where the tools the launcher needs live; all are in Debian's essential set or `bubblewrap`. */
+export const TOOLS = {
+  bash: "/usr/bin/bash",
+  setpriv: "/usr/bin/setpriv",
+  unshare: "/usr/bin/unshare",
+  mount: "/usr/bin/mount",
+  bwrap: "/usr/bin/bwrap",
+} as const;
+
+/** What one sandbox is made of, as the command line states it. */
+export interface BwrapPlan {
+  readonly user: SandboxUser;
+  /** The workspace's path inside (§5.4 workspace folder). */
+  readonly workspaceFolder: string;
+  readonly hostname: string;
+  /** Size of the private /tmp in bytes. */
+  readonly tmpBytes: number;
+  /** The environment inside: exactly these variables, nothing of the host's. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly argv: readonly string[];
+  /** The system entries (default: what the host has, systemEntries()). */
+  readonly system?: readonly SystemEntry[];
+}
+
+/**
+ * bwrapArgs (§5.1–§5.4) returns bwrap's arguments for `plan` (without the program name). Every
+ * namespace is new and none is shared (no --share-net: the sandbox has only its own loopback);
+ * further user namespaces are disabled inside; every capability is dropped; the filter on
+ * SECCOMP_FD is loaded; the command gets a new session (no TIOCSTI into the caller's terminal) and
+ * dies with its parent.
+ */
+export function bwrapArgs(plan: BwrapPlan): string[] {
+  const a = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"];
+  a.push("--cap-drop", "ALL", "--uid", String(plan.user.uid), "--gid", String(plan.user.gid));
+  a.push("--hostname", plan.hostname);
+  for (const e of plan.system ?? systemEntries())
+    if (e.kind === "symlink") a.push("--symlink", e.target, e.path);
+    else a.push("--ro-bind", e.path, e.path);
+  a.push("--ro-bind-fd", String(ETC_FD), "/etc");
+  // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
+  a.push("--proc", "/proc", "--dev", "/dev");
+  a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  a.push("--bind-fd", String(WORKSPACE_FD), plan.workspaceFolder, "--chdir", plan.workspaceFolder);
+  // The root bwrap builds is a tmpfs the unit could write: made read-only, /tmp and the workspace
+  // stay the only writable mounts.
+  a.push("--remount-ro", "/");
+  a.push("--clearenv");
+  for (const [k, v] of Object.entries(plan.env).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+    a.push("--setenv", k, v);
+  a.push("--seccomp", String(SECCOMP_FD), "--json-status-fd", String(STATUS_FD));
+  return [...a, "--", ...plan.argv];
+}
+
+/** The launcher script (bash -c); its positional parameters are described at launcherArgv. */
+const LAUNCHER = [
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
+  `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
+  "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
+  // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
+  // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
+  `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
+  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
+].join("\n");
+
+/** What the launcher needs besides the bwrap arguments. */
+export interface LaunchPaths {
+  /** Cgroup directories to join (cgroup.procs written in each, in order). */
+  readonly cgroups: readonly string[];
+  /** Host file holding the compiled seccomp program. */
+  readonly seccompFile: string;
+  /** Host workspace directory. */
+  readonly workspace: string;
+  /** Host directory holding the generated /etc. */
+  readonly etc: string;
+  /**
+   * An empty host directory every uid can reach, where the workspace is bound for bwrap (in a private
+   * mount namespace), or null when the sandbox's uid can reach the workspace where it is.
+   */
+  readonly mountpoint: string | null;
+  /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
+  readonly hostUid: number;
+}
+
+/** launcherArgv (§5.1) returns the full argv (program first) that starts the sandbox. */
+export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[] {
+  if (!Number.isSafeInteger(p.hostUid) || p.hostUid <= 0)
+    throw new RangeError("the sandbox's host uid must be a positive integer (never root)");
+  const drop = [
+    TOOLS.setpriv,
+    `--reuid=${p.hostUid}`,
+    `--regid=${p.hostUid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+  ];
+  const ns = p.mountpoint === null ? [] : [TOOLS.unshare, "--mount", "--propagation", "private"];
+  return [
+    ...ns,
+    TOOLS.bash,
+    "-c",
+    LAUNCHER,
+    "sbx-sandbox",
+    String(p.cgroups.length),
+    ...p.cgroups,
+    p.seccompFile,
+    p.workspace,
+    p.etc,
+    p.mountpoint ?? "",
+    ...drop,
+    TOOLS.bwrap,
+    ...bwrap,
+  ];
+}

@@ -1,0 +1,35 @@
+// @sbx/host/sandbox — §5 the reference sandbox: bubblewrap, a run cgroup, a seccomp filter.
+export {
+  startSandbox,
+  sandboxUnavailableReason,
+  DEFAULT_HOST_UID,
+  DEFAULT_TMP_BYTES,
+  DEFAULT_WORKSPACE_BYTES,
+  SANDBOX_PATH,
+} from "./sandbox.ts";
+export type { Sandbox, SandboxExit, SandboxOptions, Provided } from "./sandbox.ts";
+export {
+  createRunCgroup,
+  killRunCgroup,
+  removeRunCgroup,
+  limitHits,
+  cgroupProcs,
+  hostHierarchies,
+  parseHierarchies,
+  DEFAULT_LIMITS,
+} from "./cgroup.ts";
+export type { Hierarchies, LimitHits, Limits, RunCgroup } from "./cgroup.ts";
+export {
+  seccompProgram,
+  filterInstructions,
+  DENIED_X86_64,
+  AUDIT_ARCH_X86_64,
+  CLONE_NEW_MASK,
+} from "./seccomp.ts";
+export { bwrapArgs, launcherArgv, TOOLS } from "./bwrap.ts";
+export type { BwrapPlan, LaunchPaths } from "./bwrap.ts";
+export { sandboxUser, systemEntries, etcFiles, writeEtc, sharedSystemDir, DEFAULT_USER } from "./system.ts";
+export type { SandboxUser, SystemEntry } from "./system.ts";
+export { handWorkspace, workspaceBytes, MAX_WORKSPACE_ENTRIES } from "./workspace.ts";
+export { providedLevel, statedLevel } from "./level.ts";
+export type { LevelFacts } from "./level.ts";

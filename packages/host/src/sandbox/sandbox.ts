@@ -1,0 +1,256 @@
+// §5 Starting a unit in a sandbox and ending it: the run's cgroup with its limits, the generated
+// /etc, the seccomp program, the launcher; at the end, every process left in the cgroup killed, the
+// limit counters read, and everything the host made removed.
+import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { HostError } from "../errors.ts";
+import { bwrapArgs, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
+import {
+  cgroupProcs,
+  createRunCgroup,
+  DEFAULT_LIMITS,
+  killRunCgroup,
+  limitHits,
+  removeRunCgroup,
+  type Hierarchies,
+  type LimitHits,
+  type Limits,
+  type RunCgroup,
+} from "./cgroup.ts";
+import { seccompProgram } from "./seccomp.ts";
+import { etcFiles, sandboxUser, sharedSystemDir, type SandboxUser } from "./system.ts";
+import { handWorkspace, workspaceBytes } from "./workspace.ts";
+
+/** The unprivileged host uid sandboxes run as by default (`nobody`); never 0. */
+export const DEFAULT_HOST_UID = 65534;
+/** Default size of the private /tmp: 64 MiB. */
+export const DEFAULT_TMP_BYTES = 64 << 20;
+/** Default bound on the workspace's size after a run: 1 GiB. */
+export const DEFAULT_WORKSPACE_BYTES = 1 << 30;
+/** The default PATH inside. */
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** How to build one sandbox (§5.1–§5.4). */
+export interface SandboxOptions {
+  /** The host directory that is the unit's workspace, its only writable tree. */
+  readonly workspace: string;
+  /** Its path inside (default /work). */
+  readonly workspaceFolder?: string;
+  /** The user inside (manifest remoteUser/containerUser); default `unit` (uid 1000). */
+  readonly user?: string;
+  /** Variables inside besides PATH, HOME, USER, LANG (manifest env); nothing of the host's. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly limits?: Partial<Limits>;
+  readonly tmpBytes?: number;
+  /** Largest workspace after the run, in bytes; beyond it the run reports the disk limit hit. */
+  readonly workspaceBytes?: number;
+  /** The unprivileged host uid the sandbox runs as (default 65534). */
+  readonly hostUid?: number;
+  /** Cgroup hierarchies (default: this host's); tests pass others to see refusals. */
+  readonly hierarchies?: Hierarchies;
+}
+
+/** What the host set up, as facts: the level it may state is computed from these (§9). */
+export interface Provided {
+  readonly isolated: true;
+  readonly network: "none";
+  readonly limits: Limits;
+  readonly hostUid: number;
+  readonly user: SandboxUser;
+  readonly tmpBytes: number;
+  readonly workspaceBytes: number;
+}
+
+/** How a sandbox ended. */
+export interface SandboxExit {
+  /** bwrap's exit code: the command's, or 128+N when signal N ended it. */
+  readonly code: number | null;
+  /** The signal that ended the launcher itself (the host killed it), else null. */
+  readonly signal: NodeJS.Signals | null;
+  /** True when bwrap reported that the command started. */
+  readonly started: boolean;
+  /**
+   * True when the sandbox was never set up: the launcher or bwrap ended on its own without
+   * bwrap's monitor reporting the command's exit (a cgroup, mount or namespace step failed).
+   */
+  readonly setupFailed: boolean;
+  /** The limits the unit ran into. */
+  readonly hits: LimitHits & { readonly disk: boolean };
+}
+
+/** A started sandbox. */
+export interface Sandbox {
+  readonly child: ChildProcess;
+  /** The cgroup directory the meter reads (cgroup2 cpu.stat, or v1 cpuacct). */
+  readonly meterCgroup: string;
+  readonly cgroup: RunCgroup;
+  readonly provided: Provided;
+  /** The unit's host pid once bwrap reports it (null if it never started). */
+  readonly unitPid: Promise<number | null>;
+  /** Resolves after the launcher ended and every process left in the cgroup was killed; the
+   * cgroup still exists, so the meter can take its last reading. */
+  readonly done: Promise<SandboxExit>;
+  /** Removes the cgroup and the host's files (after `done`). */
+  release(): Promise<void>;
+  /** Sends `signal` to every process of the sandbox (its whole cgroup). */
+  signal(signal: NodeJS.Signals): void;
+}
+
+/**
+ * reachable says whether host uid `uid` (no groups) can look up `dir`: every ancestor must be
+ * searchable by others, or owned by that uid and searchable by its owner. bwrap resolves the
+ * workspace as that uid; an unreachable one is bound elsewhere first (launcherArgv).
+ */
+export function reachable(dir: string, uid: number): boolean {
+  const parts = resolve(dir)
+    .split("/")
+    .filter((x) => x !== "");
+  for (let i = 0; i < parts.length; i++) {
+    const st = statSync("/" + parts.slice(0, i).join("/"));
+    if (!((st.mode & 0o001) !== 0 || (st.uid === uid && (st.mode & 0o100) !== 0))) return false;
+  }
+  return true;
+}
+
+/** sandboxUnavailableReason (§5) says why this host cannot start a sandbox, or null when it can. */
+export function sandboxUnavailableReason(): string | null {
+  if (process.platform !== "linux") return "the sandbox needs Linux";
+  if (process.getuid?.() !== 0) return "the reference sandbox is started by root (cgroups, uid drop)";
+  for (const t of Object.values(TOOLS))
+    try {
+      accessSync(t, constants.X_OK);
+    } catch {
+      return `${t} is missing (Debian packages bash, util-linux, bubblewrap)`;
+    }
+  return null;
+}
+
+interface Status {
+  /** The unit's host pid, as soon as bwrap reports it; null when bwrap ends without starting it. */
+  readonly pid: Promise<number | null>;
+  /** bwrap's reported exit code, once its status descriptor closes. */
+  readonly code: Promise<number | null>;
+}
+
+function statusReader(stream: Readable): Status {
+  let text = "";
+  let gotPid: (p: number | null) => void = () => undefined;
+  const pid = new Promise<number | null>((r) => (gotPid = r));
+  const find = (key: string): number | null => {
+    const m = new RegExp(`"${key}"\\s*:\\s*(\\d+)`).exec(text)?.[1];
+    return m === undefined ? null : Number(m);
+  };
+  const code = new Promise<number | null>((resolve) => {
+    stream.setEncoding("utf8");
+    stream.on("data", (s: string) => {
+      if (text.length < 65536) text += s;
+      const p = find("child-pid");
+      if (p !== null) gotPid(p);
+    });
+    stream.on("error", () => undefined);
+    stream.on("close", () => {
+      gotPid(find("child-pid"));
+      resolve(find("exit-code"));
+    });
+  });
+  return { pid, code };
+}
+
+/**
+ * startSandbox (§5.1–§5.4) starts `argv` in a new sandbox with stdio `stdin` (ignored or a pipe) and
+ * stdout/stderr pipes. Refuses (`SandboxUnavailable`) where no sandbox can be built, and
+ * (`LimitUnavailable`, `CgroupUnavailable`) when a limit cannot be applied: it never runs unlimited.
+ * A workspace that is not a directory is a RangeError.
+ */
+export function startSandbox(
+  argv: readonly string[],
+  o: SandboxOptions,
+  stdin: StdioNull | StdioPipe,
+): Sandbox {
+  const why = sandboxUnavailableReason();
+  if (why !== null) throw new HostError("SandboxUnavailable", why);
+  if (argv.length === 0) throw new RangeError("startSandbox: argv is empty");
+  if (!statSync(o.workspace).isDirectory())
+    throw new RangeError(`workspace ${o.workspace} is not a directory`);
+  const hostUid = o.hostUid ?? DEFAULT_HOST_UID;
+  const user = sandboxUser(o.user);
+  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
+  const tmpBytes = o.tmpBytes ?? DEFAULT_TMP_BYTES;
+  const folder = o.workspaceFolder ?? "/work";
+  if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
+    throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
+  // The seccomp program and the generated /etc are the same for every run with this user: made once
+  // per process, bound read-only (or read through a descriptor) by each sandbox.
+  const etc = sharedSystemDir(etcFiles(user, "sandbox"));
+  const seccompFile = join(sharedSystemDir({ "seccomp.bpf": seccompProgram() }), "seccomp.bpf");
+  const cg = createRunCgroup(
+    `sbx-run-${process.pid}-${randomBytes(6).toString("hex")}`,
+    limits,
+    o.hierarchies,
+  );
+  let child: ChildProcess;
+  try {
+    handWorkspace(o.workspace, hostUid);
+    const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
+    const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv });
+    const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
+    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
+    const [file, ...args] = launcherArgv(paths, bw);
+    const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
+    child = spawn(file ?? "", args, { stdio: [...stdio], env: {}, detached: true });
+  } catch (e) {
+    void removeRunCgroup(cg).catch(() => undefined);
+    throw e;
+  }
+  const status = statusReader(child.stdio[STATUS_FD as 4] as Readable);
+  const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
+  const provided: Provided = {
+    isolated: true,
+    network: "none",
+    limits,
+    hostUid,
+    user,
+    tmpBytes,
+    workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
+  };
+  let killed = false;
+  const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.once("error", () => resolve([null, null]));
+    child.once("close", (code, signal) => resolve([code, signal]));
+  });
+  const done = closed.then(async ([code, signal]) => {
+    const reported = await status.code;
+    const pid = await status.pid;
+    const hits = limitHits(cg);
+    await killRunCgroup(cg);
+    const disk = workspaceBytes(o.workspace) > provided.workspaceBytes;
+    const setupFailed =
+      pid === null || (reported === null && signal === null && !killed && hits.oomKills === 0);
+    return { code: reported ?? code, signal, started: pid !== null, setupFailed, hits: { ...hits, disk } };
+  });
+  return {
+    child,
+    meterCgroup,
+    cgroup: cg,
+    provided,
+    unitPid: status.pid,
+    done,
+    release: () => removeRunCgroup(cg),
+    signal(sig) {
+      killed ||= sig === "SIGKILL";
+      // The launcher is bwrap's monitor: a SIGTERM would end it, and --die-with-parent would then
+      // SIGKILL the unit, so a graceful stop goes to the sandbox's processes only.
+      for (const pid of new Set(cg.dirs.flatMap(cgroupProcs)))
+        if (sig !== "SIGKILL" && pid === child.pid) continue;
+        else
+          try {
+            process.kill(pid, sig);
+          } catch {
+            // gone
+          }
+    },
+  };
+}

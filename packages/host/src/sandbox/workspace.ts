@@ -1,0 +1,46 @@
+// §5.1, §5.3 The workspace: the one writable tree of a sandbox. It is handed to the sandbox's host
+// uid before the run (the unit writes as that uid), and its size is checked after the run.
+import { lchownSync, lstatSync, readdirSync, type Stats } from "node:fs";
+import { join } from "node:path";
+
+/** Most entries a workspace walk visits; a larger workspace is a RangeError. */
+export const MAX_WORKSPACE_ENTRIES = 200_000;
+
+function walk(root: string, visit: (path: string, st: Stats) => void): void {
+  let seen = 0;
+  const go = (p: string): void => {
+    if (++seen > MAX_WORKSPACE_ENTRIES)
+      throw new RangeError(`workspace ${root} holds more than ${MAX_WORKSPACE_ENTRIES} entries`);
+    const st = lstatSync(p);
+    visit(p, st);
+    if (st.isDirectory()) for (const name of readdirSync(p)) go(join(p, name));
+  };
+  go(root);
+}
+
+/**
+ * handWorkspace (§5.1) gives the tree under `root` to host uid/gid `uid` so the unit can write it.
+ * Links are never followed (lchown); a file with more than one link that another uid owns is left
+ * alone, so a hard link a past unit made to a file outside can never be handed over.
+ */
+export function handWorkspace(root: string, uid: number): void {
+  walk(root, (p, st) => {
+    if (st.uid === uid && st.gid === uid) return;
+    if (!st.isDirectory() && st.nlink > 1) return;
+    lchownSync(p, uid, uid);
+  });
+}
+
+/** workspaceBytes (§5.3) sums the sizes of the regular files under `root` (each link counted once). */
+export function workspaceBytes(root: string): number {
+  const seen = new Set<string>();
+  let total = 0;
+  walk(root, (_p, st) => {
+    if (!st.isFile()) return;
+    const key = `${st.dev}:${st.ino}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    total += st.size;
+  });
+  return total;
+}
