@@ -50,7 +50,9 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "fleet.verify_membership" => fleet_membership(input),
         "fleet.verify_consistency" => fleet_consistency(input),
         "warmpool.verify" => warmpool_verify(input),
-        "warmpool.claim_charged" => warmpool::claim_charged(m("claim"), m("receipt")).map(|_| Value::Null),
+        "warmpool.claim_charged" => required_hosts(input)
+            .and_then(|hs| warmpool::claim_charged(m("ledger"), Some(&hs), m("claim"), m("receipt")))
+            .map(|_| Value::Null),
         "execpolicy.open" => execpolicy_open(input),
         "execpolicy.make" => execpolicy::make(m("mode"), m("allow"), m("deny")).map(policy_out),
         "execpolicy.decide" => execpolicy::decide(m("policy"), m("digest").as_str().unwrap_or(""))
@@ -126,6 +128,11 @@ pub fn digest_in(input: &Value, name: &str) -> R<wire::Digest> {
 /// hosts reads an optional list of accepted signers.
 pub fn hosts(input: &Value, name: &str) -> R<Option<Vec<String>>> {
     super::input::opt(input, name).map(super::input::strings).transpose()
+}
+
+/// required_hosts reads the trusted hosts an op cannot run without (§11.3: `hosts` required).
+pub fn required_hosts(input: &Value) -> R<Vec<String>> {
+    super::input::strings(super::input::need(input, "hosts")?)
 }
 
 fn energy_genesis(input: &Value) -> R<Value> {
