@@ -295,14 +295,10 @@ fn fstree_root(input: &Value) -> R<Value> {
     Ok(Value::obj(vec![("fs_root", wire::digest_value(&wire::blake3(&bytes))), ("dirs", Value::Num(dirs as f64))]))
 }
 
-/// fleet_hosts reads the trusted fleet hosts; §16 names no source for them, and the C10 vectors
-/// expect the test hosts `host` and `host-2` (§2.10) when none are given (GUESSES.md).
+/// fleet_hosts reads the trusted fleet hosts, a required input with no default (§16.3, §11.3);
+/// an empty list accepts nothing.
 fn fleet_hosts(input: &Value) -> R<Vec<String>> {
-    thread_local! {
-        static TEST_HOSTS: Vec<String> =
-            ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect();
-    }
-    Ok(hosts(input, "hosts")?.unwrap_or_else(|| TEST_HOSTS.with(Clone::clone)))
+    required_hosts(input)
 }
 
 fn fleet_build(input: &Value) -> R<Value> {
