@@ -118,9 +118,7 @@ fn backing_ok(p: Provenance, c: &Value) -> bool {
         Provenance::Attributed => has("ratio") && has("shared_uj") && !has("model"),
         Provenance::Estimated => {
             let m = c.get("model");
-            !has("ratio")
-                && !has("shared_uj")
-                && m.has(|m| wire::exact_members(m, &["name", "inputs", "coefficients"]))
+            !has("ratio") && !has("shared_uj") && m.has(|m| wire::exact_members(m, &["name", "inputs", "coefficients"]))
         }
     }
 }

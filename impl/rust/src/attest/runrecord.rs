@@ -36,8 +36,9 @@ fn resumed_ok(s: &Value) -> bool {
     let base = ["kind", "snapshot", "at_ms", "idle_uj", "idle_provenance", "idle_source"];
     let prov = s.get("idle_provenance").and_then(Value::as_str).and_then(Provenance::parse);
     let basis = s.get("idle_basis");
-    let basis_ok =
-        basis.none_or(|b| b.as_obj().has(|m| (1..=32).contains(&m.len()) && m.iter().all(|(_, v)| v.as_str().has(basis_figure))));
+    let basis_ok = basis.none_or(|b| {
+        b.as_obj().has(|m| (1..=32).contains(&m.len()) && m.iter().all(|(_, v)| v.as_str().has(basis_figure)))
+    });
     keys.iter().all(|k| base.contains(k) || *k == "idle_basis")
         && base.iter().all(|k| keys.contains(k))
         && s.get("snapshot").has(snapshot_ok)

@@ -296,7 +296,8 @@ pub fn claim_charged(ledger: &Value, hosts: Option<&[String]>, claim: &Value, re
                 && x.get("ref").and_then(|r| wire::parse_digest(r).ok()) == Some(address)
         })
         .collect();
-    let exact = mine.len() == want.len() && mine.iter().zip(&want).all(|(a, b)| json::canonical(a) == json::canonical(b));
+    let exact =
+        mine.len() == want.len() && mine.iter().zip(&want).all(|(a, b)| json::canonical(a) == json::canonical(b));
     if !exact || want.is_empty() {
         return fail(NO);
     }
