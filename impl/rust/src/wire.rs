@@ -297,12 +297,19 @@ pub fn exact_members(v: &Value, names: &[&str]) -> bool {
     v.is_obj() && keys.len() == names.len() && names.iter().all(|n| keys.contains(n))
 }
 
-/// parse_envelope checks the envelope's shape (`BadEnvelope`): exact members, canonical base64,
-/// one to sixteen signatures.
-pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
+/// An envelope whose shape is right except that its payload is still base64 text, not yet checked
+/// to be base64 (JCP §4.1 checks a grant's size on that text first).
+pub struct RawEnvelope<'a> {
+    pub payload_type: &'a str,
+    pub payload_text: &'a str,
+    pub sigs: Vec<(&'a str, Vec<u8>)>,
+}
+
+/// parse_envelope_raw checks the envelope's shape (`BadEnvelope`) but the payload's base64.
+pub fn parse_envelope_raw(env: &Value) -> R<RawEnvelope<'_>> {
     ensure(exact_members(env, &["payloadType", "payload", "signatures"]), "BadEnvelope")?;
     let pt = env.get("payloadType").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
-    let payload = env.get("payload").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
+    let payload_text = env.get("payload").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
     let list = env.get("signatures").and_then(Value::as_arr).ok_or(Code("BadEnvelope"))?;
     ensure((1..=16).contains(&list.len()), "BadEnvelope")?;
     let mut sigs = Vec::new();
@@ -312,7 +319,21 @@ pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
         let sig = s.get("sig").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
         sigs.push((keyid, sig));
     }
-    Ok(Envelope { payload_type: pt, payload, sigs })
+    Ok(RawEnvelope { payload_type: pt, payload_text, sigs })
+}
+
+impl<'a> RawEnvelope<'a> {
+    /// decode decodes the payload (`BadEnvelope` unless canonical base64).
+    pub fn decode(self) -> R<Envelope<'a>> {
+        let payload = b64_decode(self.payload_text).ok_or(Code("BadEnvelope"))?;
+        Ok(Envelope { payload_type: self.payload_type, payload, sigs: self.sigs })
+    }
+}
+
+/// parse_envelope checks the envelope's shape (`BadEnvelope`): exact members, canonical base64,
+/// one to sixteen signatures.
+pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
+    parse_envelope_raw(env)?.decode()
 }
 
 impl Envelope<'_> {

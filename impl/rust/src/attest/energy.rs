@@ -118,9 +118,7 @@ fn backing_ok(p: Provenance, c: &Value) -> bool {
         Provenance::Attributed => has("ratio") && has("shared_uj") && !has("model"),
         Provenance::Estimated => {
             let m = c.get("model");
-            !has("ratio")
-                && !has("shared_uj")
-                && m.has(|m| m.is_obj() && ["name", "inputs", "coefficients"].iter().all(|k| m.get(k).is_some()))
+            !has("ratio") && !has("shared_uj") && m.has(|m| wire::exact_members(m, &["name", "inputs", "coefficients"]))
         }
     }
 }
@@ -128,7 +126,8 @@ fn backing_ok(p: Provenance, c: &Value) -> bool {
 fn attributed(c: &Value, uj: u64) -> R<()> {
     let r = c.get("ratio").unwrap_or(&Value::Null);
     ensure(wire::exact_members(r, &["numerator", "denominator", "basis"]), "BadRatio")?;
-    ensure(r.get("basis").and_then(Value::as_str).has(|b| !b.is_empty()), "BadRatio")?;
+    // §6.2 item 5: `basis` a string of 1–256 characters, counted as `source` is.
+    ensure(r.get("basis").and_then(Value::as_str).has(|b| (1..=256).contains(&b.chars().count())), "BadRatio")?;
     let (num, den, shared) = (amount(r.get("numerator"))?, amount(r.get("denominator"))?, amount(c.get("shared_uj"))?);
     ensure(den != 0, "BadRatio")?;
     ensure(num <= den, "RatioAboveOne")?;
@@ -196,6 +195,31 @@ pub fn verify_receipt(env: &Value, hosts: Option<&[String]>) -> R<Receipt> {
     let want = wire::Expect { payload_type: RECEIPT_TYPE, limit: crate::json::DEFAULT_LIMIT, signers: hosts };
     let o = wire::open_envelope(env, &want)?;
     let p = &o.payload;
+    let (total, provenance) = receipt_form(p)?;
+    let int = |n: &str| p.get(n).and_then(Value::as_int).filter(|x| *x >= 0);
+    let (start, end) = (int("start_ms").unwrap_or(0), int("end_ms").unwrap_or(0));
+    let host = p.get("host").and_then(Value::as_str).unwrap_or("").to_string();
+    ensure(o.signers.contains(&host), "ReceiptNotByHost")?;
+    let d = |n: &str| wire::parse_digest(p.get(n).unwrap_or(&Value::Null));
+    Ok(Receipt {
+        address: o.address,
+        unit_id: d("unit_id")?,
+        grants_id: d("grants_id")?,
+        seq: int("seq").unwrap_or(0),
+        prev: d("prev")?,
+        host,
+        start_ms: start,
+        end_ms: end,
+        total_uj: total,
+        provenance,
+        payload: o.payload,
+    })
+}
+
+/// receipt_form checks a receipt payload's form, the §6.1 item 6 checks after the envelope and
+/// before the signer (`BadEnergyReceipt`, `EnergyBadInterval`, component codes,
+/// `EnergyTotalMismatch`); returns its total and weakest provenance.
+pub fn receipt_form(p: &Value) -> R<(u64, Provenance)> {
     let int = |n: &str| p.get(n).and_then(Value::as_int).filter(|x| *x >= 0);
     let form = wire::exact_members(p, RECEIPT_MEMBERS)
         && p.get("unit_id").has(wire::is_digest)
@@ -218,22 +242,7 @@ pub fn verify_receipt(env: &Value, hosts: Option<&[String]>) -> R<Receipt> {
     }
     let total = amount(p.get("total_uj"))?;
     ensure(total == sum, "EnergyTotalMismatch")?;
-    let host = p.get("host").and_then(Value::as_str).unwrap_or("").to_string();
-    ensure(o.signers.contains(&host), "ReceiptNotByHost")?;
-    let d = |n: &str| wire::parse_digest(p.get(n).unwrap_or(&Value::Null));
-    Ok(Receipt {
-        address: o.address,
-        unit_id: d("unit_id")?,
-        grants_id: d("grants_id")?,
-        seq: int("seq").unwrap_or(0),
-        prev: d("prev")?,
-        host,
-        start_ms: start,
-        end_ms: end,
-        total_uj: total,
-        provenance: weakest(&provs),
-        payload: o.payload,
-    })
+    Ok((total, weakest(&provs)))
 }
 
 /// genesis is head₀ of a run's receipt chain (§6.4 item 1).

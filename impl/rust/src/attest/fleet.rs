@@ -212,13 +212,17 @@ pub fn verify_consistency(r1: &Receipt, r2: &Receipt, proof: &Value) -> R<()> {
     ensure(m == r1.size && n == r2.size, "FleetProofSize")?;
     const NA: &str = "FleetNotAppend";
     ensure(r1.fleet == r2.fleet && r1.host == r2.host, NA)?;
-    ensure(r2.start_ms <= r1.start_ms && r1.end_ms <= r2.end_ms, NA)?;
+    ensure(m <= n && r2.start_ms <= r1.start_ms && r1.end_ms <= r2.end_ms, NA)?;
     let path = nodes(proof.get("path").unwrap_or(&Value::Null))?;
-    ensure(m != 0 && m <= n, NA)?;
+    // From size 0: only an empty path, and the empty tree's root and sum as the earlier receipt's.
+    if m == 0 {
+        return ensure(path.is_empty() && r1.root == root(&[])?, NA);
+    }
     if m == n {
         return ensure(path.is_empty() && r1.root == r2.root, NA);
     }
-    ensure(path.len() == proof_len(m, n), "FleetProofSize")?;
+    // A path of the wrong length does not reproduce the roots: FleetNotAppend (§16.5).
+    ensure(path.len() == proof_len(m, n), NA)?;
     let mut p = Vec::with_capacity(path.len() + 1);
     if m.is_power_of_two() {
         p.push(r1.root);

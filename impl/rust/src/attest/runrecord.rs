@@ -23,11 +23,12 @@ fn snapshot_ok(s: &Value) -> bool {
         && s.get("memory").none_or(wire::is_digest)
 }
 
-/// basis_figure says whether a string is a decimal figure: digits with an optional fraction.
+/// basis_figure says whether a string is a §13.2 decimal numeral, `[0-9]+(\.[0-9]+)?`, by syntax
+/// alone: leading and trailing zeros are kept as written.
 fn basis_figure(s: &str) -> bool {
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    digits(int) && digits(frac) && (int == "0" || !int.starts_with('0'))
+    digits(int) && digits(frac)
 }
 
 fn resumed_ok(s: &Value) -> bool {
@@ -35,8 +36,9 @@ fn resumed_ok(s: &Value) -> bool {
     let base = ["kind", "snapshot", "at_ms", "idle_uj", "idle_provenance", "idle_source"];
     let prov = s.get("idle_provenance").and_then(Value::as_str).and_then(Provenance::parse);
     let basis = s.get("idle_basis");
-    let basis_ok =
-        basis.none_or(|b| b.as_obj().has(|m| !m.is_empty() && m.iter().all(|(_, v)| v.as_str().has(basis_figure))));
+    let basis_ok = basis.none_or(|b| {
+        b.as_obj().has(|m| (1..=32).contains(&m.len()) && m.iter().all(|(_, v)| v.as_str().has(basis_figure)))
+    });
     keys.iter().all(|k| base.contains(k) || *k == "idle_basis")
         && base.iter().all(|k| keys.contains(k))
         && s.get("snapshot").has(snapshot_ok)

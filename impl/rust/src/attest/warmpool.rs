@@ -30,6 +30,15 @@ struct Item {
     provision: u64,
     residency: u64,
     last_end: i64,
+    /// every component of its provisioning figure, then of each accrual, in ledger order (§15.4).
+    components: Vec<Value>,
+}
+
+/// A claim entry: its address, payload and item.
+struct Claim {
+    address: Digest,
+    payload: Value,
+    item: usize,
 }
 
 /// The verified ledger.
@@ -47,6 +56,7 @@ pub struct Ledger {
     pub closed: bool,
     pub claims: Vec<Digest>,
     items: Vec<Item>,
+    claim_entries: Vec<Claim>,
     created_ms: i64,
     last_ms: i64,
 }
@@ -136,7 +146,6 @@ fn shape(p: &Value, pool_manifest: &str) -> R<u64> {
     ok &= members.iter().filter(|m| m.ends_with("_uj")).all(|m| amount(m));
     ok &= match kind {
         "provisioned" => p.get("manifest").and_then(Value::as_str) == Some(pool_manifest),
-        "accrued" => p.get("to_ms").and_then(Value::as_int) > p.get("from_ms").and_then(Value::as_int),
         "claimed" => p.get("unit").has(wire::is_digest) && p.get("grants").has(wire::is_digest),
         "evicted" => p.get("reason").and_then(Value::as_str).has(|r| REASONS.contains(&r)),
         _ => true,
@@ -147,6 +156,10 @@ fn shape(p: &Value, pool_manifest: &str) -> R<u64> {
         "accrued" => figure(p.get("residency")),
         _ => Ok(0),
     }
+}
+
+fn figure_list(v: Option<&Value>) -> Vec<Value> {
+    v.and_then(Value::as_arr).cloned().unwrap_or_default()
 }
 
 fn amt(p: &Value, n: &str) -> u64 {
@@ -163,13 +176,19 @@ impl Ledger {
         self.items.iter_mut().find(|i| i.id == id).ok_or(Code("UnknownItem"))
     }
 
+    fn item_index(&self, p: &Value) -> usize {
+        let id = p.get("item").and_then(Value::as_str).unwrap_or("");
+        self.items.iter().position(|i| i.id == id).unwrap_or(usize::MAX)
+    }
+
     /// settle applies a claim or an eviction (§15.4, §15.5); returns the stated whole.
     fn settle(&mut self, p: &Value, whole: &str, to: State) -> R<u64> {
         let it = self.item(p)?;
+        // §15.4 order: known, resident, not zero, at the end of its residency, the three amounts.
         ensure(it.state == State::Resident, "DoubleClaim")?;
-        ensure(int(p, "at_ms") == it.last_end, "AccrualGap")?;
         let w = amt(p, whole);
         ensure(w != 0, "ZeroEnergy")?;
+        ensure(int(p, "at_ms") == it.last_end, "AccrualGap")?;
         let (pv, rs) = (amt(p, "provision_uj"), amt(p, "residency_uj"));
         let ok = pv == it.provision && rs == it.residency && wire::add(pv, rs).ok() == Some(w);
         ensure(ok, "AccruedMismatch")?;
@@ -186,13 +205,18 @@ impl Ledger {
                 ensure(sum != 0, "ZeroEnergy")?;
                 self.drawn = wire::add(self.drawn, sum)?;
                 let at = int(p, "at_ms");
-                self.items.push(Item { id, state: State::Resident, provision: sum, residency: 0, last_end: at });
+                let components = figure_list(p.get("provision"));
+                let item = Item { id, state: State::Resident, provision: sum, residency: 0, last_end: at, components };
+                self.items.push(item);
             }
             "accrued" => {
                 let it = self.item(p)?;
                 ensure(it.state == State::Resident, "Unattributed")?;
                 ensure(int(p, "from_ms") == it.last_end, "AccrualGap")?;
+                // §15.3: an empty interval accounts nothing.
+                ensure(int(p, "to_ms") > int(p, "from_ms"), "AccrualGap")?;
                 it.residency = wire::add(it.residency, sum)?;
+                it.components.extend(figure_list(p.get("residency")));
                 it.last_end = int(p, "to_ms");
                 self.drawn = wire::add(self.drawn, sum)?;
             }
@@ -200,6 +224,8 @@ impl Ledger {
                 let w = self.settle(p, "accrued_uj", State::Claimed)?;
                 self.claimed = wire::add(self.claimed, w)?;
                 self.claims.push(address);
+                let item = self.item_index(p);
+                self.claim_entries.push(Claim { address, payload: p.clone(), item });
             }
             "evicted" => {
                 let w = self.settle(p, "overhead_uj", State::Evicted)?;
@@ -243,27 +269,49 @@ pub fn verify(ledger: &Value, hosts: Option<&[String]>, require_closed: bool) ->
     Ok(l)
 }
 
-/// claim_charged checks that a run's first receipt carries a claim's energy as `warmpool`
-/// components referring to the claim (§15.4); both are given as payloads.
-pub fn claim_charged(claim: &Value, receipt: &Value) -> R<()> {
+/// claim_charged checks that a run's first receipt carries an exact copy of every component of
+/// the claimed item's energy, in ledger order, as `warmpool` components citing the claim (§15.4).
+/// The ledger is verified first (§15.7, with the trusted hosts); `claim` is the claim entry's
+/// address and `receipt` the receipt's payload.
+pub fn claim_charged(ledger: &Value, hosts: Option<&[String]>, claim: &Value, receipt: &Value) -> R<()> {
     const NO: &str = "ClaimNotCharged";
-    let address = wire::address(claim);
+    let l = verify(ledger, hosts, false)?;
+    super::energy::receipt_form(receipt)?;
+    let address = wire::parse_digest(claim).map_err(|_| Code("UnknownItem"))?;
+    let c = l.claim_entries.iter().find(|c| c.address == address).ok_or(Code("UnknownItem"))?;
+    let same = |r: &str, e: &str| receipt.get(r).is_some() && receipt.get(r) == c.payload.get(e);
+    ensure(same("unit_id", "unit") && same("grants_id", "grants"), NO)?;
     ensure(receipt.get("seq").and_then(Value::as_int) == Some(0), NO)?;
-    ensure(receipt.get("unit_id") == claim.get("unit") && receipt.get("grants_id") == claim.get("grants"), NO)?;
-    let mut sum = 0u64;
-    let mut any = false;
-    for c in receipt.get("components").and_then(Value::as_arr).map(Vec::as_slice).unwrap_or(&[]) {
-        let mine = c.get("domain").and_then(Value::as_str) == Some("warmpool")
-            && c.get("ref").and_then(|r| wire::parse_digest(r).ok()) == Some(address);
-        if mine {
-            let (uj, _) = check_component(c).map_err(|_| Code(NO))?;
-            sum = wire::add(sum, uj).map_err(|_| Code(NO))?;
-            any = true;
-        }
-    }
-    ensure(any && Some(sum) == claim.get("accrued_uj").and_then(|v| wire::parse_amount(v).ok()), NO)?;
-    if sum == 0 {
+    let item = l.items.get(c.item).ok_or(Code("UnknownItem"))?;
+    let ref_text = Value::str(&wire::digest_text(&address));
+    let want: Vec<Value> = item.components.iter().map(|x| copy_of(x, &ref_text)).collect();
+    let mine: Vec<&Value> = receipt
+        .get("components")
+        .and_then(Value::as_arr)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|x| {
+            x.get("domain").and_then(Value::as_str) == Some("warmpool")
+                && x.get("ref").and_then(|r| wire::parse_digest(r).ok()) == Some(address)
+        })
+        .collect();
+    let exact =
+        mine.len() == want.len() && mine.iter().zip(&want).all(|(a, b)| json::canonical(a) == json::canonical(b));
+    if !exact || want.is_empty() {
         return fail(NO);
     }
     Ok(())
+}
+
+/// copy_of is a component with `domain` replaced by `warmpool` and `ref` added, every other member
+/// unchanged (§15.4).
+fn copy_of(c: &Value, ref_text: &Value) -> Value {
+    let mut members: Vec<(String, Value)> = c
+        .as_obj()
+        .map(|m| m.iter().filter(|(k, _)| k != "domain" && k != "ref").cloned().collect())
+        .unwrap_or_default();
+    members.push(("domain".to_string(), Value::str("warmpool")));
+    members.push(("ref".to_string(), ref_text.clone()));
+    Value::Obj(members)
 }

@@ -52,12 +52,19 @@ pub struct Effective {
 const MEMBERS: &[&str] =
     &["issuer", "holder", "parent", "scope", "budget", "nbf_ms", "exp_ms", "depth", "nonce", "mint"];
 
+/// The length of GRANT_LIMIT bytes in base64: 4·⌈8192/3⌉.
+const GRANT_TEXT_LIMIT: usize = 10924;
+
 /// open_grant opens a grant envelope in the order of §4.1.
 pub fn open_grant(env: &Value) -> R<Grant> {
-    let e = wire::parse_envelope(env)?;
-    ensure(e.payload_type == GRANT_TYPE, "WrongPayloadType")?;
+    let raw = wire::parse_envelope_raw(env)?;
+    ensure(raw.payload_type == GRANT_TYPE, "WrongPayloadType")?;
+    // §4.1: the size is checked first on the base64 text, whatever its characters (10924
+    // characters carry 8192 bytes), then the signature count, then the decoded bytes.
+    ensure(raw.payload_text.chars().count() <= GRANT_TEXT_LIMIT, "GrantTooLarge")?;
+    ensure(raw.sigs.len() == 1, "BadSignature")?;
+    let e = raw.decode()?;
     ensure(e.payload.len() <= GRANT_LIMIT, "GrantTooLarge")?;
-    ensure(e.sigs.len() == 1, "BadSignature")?;
     let signers = e.verify_signatures()?;
     let payload = crate::json::parse_canonical(&e.payload, GRANT_LIMIT)?;
     let g = grant_form(&payload, wire::blake3(&e.payload))?;

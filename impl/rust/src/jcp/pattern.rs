@@ -14,7 +14,7 @@ fn pchar(b: u8) -> bool {
 }
 
 /// parse_pattern reads a resource pattern (§4.2 grammar), refusing anything else (`BadPattern`).
-/// At most 256 bytes and 32 segments; a trailing `/**` is not a segment.
+/// At most 256 bytes and 32 `/`-separated parts, a trailing `**` counted among them.
 pub fn parse_pattern(p: &str) -> R<Pattern> {
     ensure(!p.is_empty() && p.len() <= 256 && p.starts_with('/'), "BadPattern")?;
     if p == "/**" {
@@ -30,7 +30,7 @@ pub fn parse_pattern(p: &str) -> R<Pattern> {
         ensure(ok, "BadPattern")?;
         segs.push(s.to_string());
     }
-    ensure(segs.len() <= 32, "BadPattern")?;
+    ensure(segs.len() + usize::from(rest) <= 32, "BadPattern")?;
     Ok(Pattern { segs, rest })
 }
 
@@ -55,6 +55,26 @@ pub fn pattern_covers(parent: &str, child: &str) -> R<bool> {
 pub struct Scope {
     pub resources: Vec<String>,
     pub actions: Vec<String>,
+}
+
+/// check_scope checks a scope not already checked, as §4.2 says `scope.covers` must: the
+/// resource list's length, order and duplicates (`BadGrant`), each pattern (`BadPattern`), then
+/// the action list's length, order, duplicates and names (`BadGrant`).
+pub fn check_scope(s: &Scope) -> R<()> {
+    let r = &s.resources;
+    ensure((1..=64).contains(&r.len()) && sorted_unique(r), "BadGrant")?;
+    for p in r {
+        parse_pattern(p)?;
+    }
+    let a = &s.actions;
+    ensure((1..=32).contains(&a.len()) && sorted_unique(a) && a.iter().all(|x| is_action(x)), "BadGrant")
+}
+
+/// scope_covers checks both scopes, parent then child, and only then decides containment.
+pub fn scope_covers(parent: &Scope, child: &Scope) -> R<bool> {
+    check_scope(parent)?;
+    check_scope(child)?;
+    scope_inside(parent, child)
 }
 
 /// scope_inside says whether `child` lies inside `parent` (§4.2): each child pattern covered by

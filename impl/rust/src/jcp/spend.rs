@@ -47,15 +47,16 @@ pub struct Replay<'a> {
 type Used = BTreeMap<Digest, (u64, u64, u64)>;
 
 /// chain_to collects the envelopes from the root down to `leaf` by parent addresses (`BrokenChain`
-/// for a missing grant or a loop).
-fn chain_to(by_addr: &BTreeMap<Digest, (Value, Option<Digest>)>, leaf: Digest) -> R<Vec<Value>> {
+/// for a missing grant or a loop), opening each grant (§4.1 codes) only as the walk reaches it.
+fn chain_to(by_addr: &BTreeMap<Digest, &Value>, leaf: Digest) -> R<Vec<Value>> {
     let mut out = Vec::new();
     let mut at = Some(leaf);
     while let Some(a) = at {
-        let (env, parent) = by_addr.get(&a).ok_or(Code("BrokenChain"))?;
+        let env = *by_addr.get(&a).ok_or(Code("BrokenChain"))?;
+        let parent = open_grant(env)?.parent;
         out.push(env.clone());
         ensure(out.len() <= super::chain::MAX_CHAIN, "ChainTooLong")?;
-        at = *parent;
+        at = parent;
     }
     out.reverse();
     Ok(out)
@@ -78,10 +79,13 @@ fn debit(used: &mut Used, chain: &[Effective], uj: u64, calls: u64, wall: u64) -
 /// replay verifies receipts in order (§4.3 "Verifying spend") and returns the remaining budget of
 /// every grant a receipt debited, by address: `{uj, calls, wall_ms}`, unlimited as null.
 pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
-    let mut by_addr = BTreeMap::new();
+    // §4.3: the grants given are a store indexed by address (the digest of the payload decoded
+    // from canonical base64, `BadEnvelope` otherwise); a grant is opened only when a receipt's
+    // chain reaches it.
+    let mut by_addr: BTreeMap<Digest, &Value> = BTreeMap::new();
     for env in r.grants {
-        let g = open_grant(env)?;
-        by_addr.insert(g.address, (env.clone(), g.parent));
+        let bytes = env.get("payload").and_then(Value::as_str).and_then(wire::b64_decode).ok_or(Code("BadEnvelope"))?;
+        by_addr.entry(wire::blake3(&bytes)).or_insert(env);
     }
     let mut leaves: BTreeMap<Digest, LeafState> = BTreeMap::new();
     let mut used: Used = BTreeMap::new();

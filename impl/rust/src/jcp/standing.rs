@@ -208,12 +208,13 @@ pub fn verify(i: &Input) -> R<Ledger> {
     ensure(pol.grant == hg.address, "BadPolicy")?;
     ensure(pol.issuer == he.issuer, "PolicyNotByIssuer")?;
     ensure(pol.minter == he.holder, "BadPolicy")?;
+    // §4.6: every event, then every child, is opened in the order given before any entry is
+    // looked at, so a malformed one is refused even when no entry cites it.
     let mut events: Vec<Event> = i.events.iter().map(index_event).collect();
-    let children: Vec<(Digest, &Value)> = i
-        .children
-        .iter()
-        .map(|c| (wire::parse_envelope(c).map(|e| wire::blake3(&e.payload)).unwrap_or([0; 32]), c))
-        .collect();
+    for ev in events.iter_mut() {
+        event_form(ev)?;
+    }
+    let children: Vec<Grant> = i.children.iter().map(open_grant).collect::<R<_>>()?;
     let mut head = wire::chain_genesis("jcp.mintledger/1", &[pol.address]);
     let (mut total, mut times, mut cited, mut minted) = (0u64, Vec::<u64>::new(), Vec::<Digest>::new(), Vec::new());
     for (n, env) in i.entries.iter().enumerate() {
@@ -222,10 +223,9 @@ pub fn verify(i: &Input) -> R<Ledger> {
         let dg = |k: &str| p.get(k).and_then(|v| wire::parse_digest(v).ok()).unwrap_or([0; 32]);
         let at = p.get("at_ms").and_then(Value::as_int).unwrap_or(0) as u64;
         let ev_i = events.iter().position(|e| e.address == dg("event")).ok_or(Code("BadMintEntry"))?;
-        let child_env = children.iter().find(|(a, _)| *a == dg("child")).ok_or(Code("BadMintEntry"))?.1;
+        let child = children.iter().find(|c| c.address == dg("child")).ok_or(Code("BadMintEntry"))?;
         ensure(at >= he.nbf_ms, "NotYetValid")?;
         ensure(at < he.exp_ms, "Expired")?;
-        let child = open_grant(child_env)?;
         ensure(child.parent == Some(hg.address), "BrokenChain")?;
         let linked = dg("policy") == pol.address
             && p.get("seq").and_then(Value::as_int) == Some(n as i64 + 1)
@@ -236,8 +236,7 @@ pub fn verify(i: &Input) -> R<Ledger> {
         ensure(p.get("minter").and_then(Value::as_str) == Some(pol.minter.as_str()), "BadMintEntry")?;
         ensure(at >= pol.nbf_ms, "NotYetValid")?;
         ensure(at < pol.exp_ms, "Expired")?;
-        let ev = &mut events[ev_i];
-        event_form(ev)?;
+        let ev = &events[ev_i];
         let ev_at = ev.body.get("at_ms").and_then(Value::as_int).unwrap_or(0) as u64;
         ensure(ev_at <= at, "BadMintEntry")?;
         ensure(!cited.contains(&ev.address), "EventReplayed")?;

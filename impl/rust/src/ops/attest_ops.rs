@@ -50,7 +50,9 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "fleet.verify_membership" => fleet_membership(input),
         "fleet.verify_consistency" => fleet_consistency(input),
         "warmpool.verify" => warmpool_verify(input),
-        "warmpool.claim_charged" => warmpool::claim_charged(m("claim"), m("receipt")).map(|_| Value::Null),
+        "warmpool.claim_charged" => required_hosts(input)
+            .and_then(|hs| warmpool::claim_charged(m("ledger"), Some(&hs), m("claim"), m("receipt")))
+            .map(|_| Value::Null),
         "execpolicy.open" => execpolicy_open(input),
         "execpolicy.make" => execpolicy::make(m("mode"), m("allow"), m("deny")).map(policy_out),
         "execpolicy.decide" => execpolicy::decide(m("policy"), m("digest").as_str().unwrap_or(""))
@@ -126,6 +128,11 @@ pub fn digest_in(input: &Value, name: &str) -> R<wire::Digest> {
 /// hosts reads an optional list of accepted signers.
 pub fn hosts(input: &Value, name: &str) -> R<Option<Vec<String>>> {
     super::input::opt(input, name).map(super::input::strings).transpose()
+}
+
+/// required_hosts reads the trusted hosts an op cannot run without (§11.3: `hosts` required).
+pub fn required_hosts(input: &Value) -> R<Vec<String>> {
+    super::input::strings(super::input::need(input, "hosts")?)
 }
 
 fn energy_genesis(input: &Value) -> R<Value> {
@@ -288,14 +295,10 @@ fn fstree_root(input: &Value) -> R<Value> {
     Ok(Value::obj(vec![("fs_root", wire::digest_value(&wire::blake3(&bytes))), ("dirs", Value::Num(dirs as f64))]))
 }
 
-/// fleet_hosts reads the trusted fleet hosts; §16 names no source for them, and the C10 vectors
-/// expect the test hosts `host` and `host-2` (§2.10) when none are given (GUESSES.md).
+/// fleet_hosts reads the trusted fleet hosts, a required input with no default (§16.3, §11.3);
+/// an empty list accepts nothing.
 fn fleet_hosts(input: &Value) -> R<Vec<String>> {
-    thread_local! {
-        static TEST_HOSTS: Vec<String> =
-            ["host", "host-2"].iter().map(|n| wire::didkey_encode(&wire::testkey_public(n))).collect();
-    }
-    Ok(hosts(input, "hosts")?.unwrap_or_else(|| TEST_HOSTS.with(Clone::clone)))
+    required_hosts(input)
 }
 
 fn fleet_build(input: &Value) -> R<Value> {

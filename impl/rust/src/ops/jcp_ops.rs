@@ -42,7 +42,7 @@ fn scope_of(v: &Value) -> R<pattern::Scope> {
 }
 
 fn scope_covers(input: &Value) -> R<Value> {
-    let c = pattern::scope_inside(&scope_of(need(input, "parent")?)?, &scope_of(need(input, "child")?)?)?;
+    let c = pattern::scope_covers(&scope_of(need(input, "parent")?)?, &scope_of(need(input, "child")?)?)?;
     Ok(Value::obj(vec![("covers", Value::Bool(c))]))
 }
 
