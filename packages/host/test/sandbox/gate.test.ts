@@ -4,12 +4,21 @@
 // runUnit({ sandbox, execPolicy }).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import { makePolicy, policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
+import { HELPER_PATH } from "@sbx/host/gate";
 import { runUnit, type RunUnitResult } from "../../src/run/index.ts";
 import { LOADER, withFixture, type Fixture } from "../gate/fixture.ts";
 
@@ -41,6 +50,32 @@ function run(script: string, p: ExecPolicy | null): Promise<RunUnitResult> {
     runHead: head,
     timeoutMs: 30_000,
   });
+}
+
+/** The gate helpers this test process started (its children; their wardens are theirs), by host pid. */
+function gateHelpersOfThisProcess(): number[] {
+  const mine = `--node-pid\0${String(process.pid)}\0`;
+  const out: number[] = [];
+  for (const n of readdirSync("/proc"))
+    if (/^\d+$/.test(n))
+      try {
+        const c = readFileSync(`/proc/${n}/cmdline`, "latin1");
+        if (
+          c.includes(mine) &&
+          c.includes("--attach\0") &&
+          readlinkSync(`/proc/${n}/exe`) === HELPER_PATH &&
+          parentOf(n) === process.pid
+        )
+          out.push(Number(n));
+      } catch {
+        // gone
+      }
+  return out;
+}
+
+function parentOf(pid: string): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 }
 
 function decisions(r: RunUnitResult) {
@@ -106,6 +141,30 @@ describe("the exec gate inside the sandbox (runUnit with an exec policy)", () =>
       assert.match(r.stdout.toString(), /DENIED-RAN/);
       assert.equal(decisions(r).length, 0);
       assert.equal(r.gate, null);
+      assert.equal(r.level, "S5");
+      assert.equal(statedLevel(r), "S5");
+    },
+  );
+
+  test(
+    "a gate that dies stops the sandbox, and S6 is not stated (fail closed)",
+    { timeout: 60_000 },
+    async () => {
+      const started = join(f.ws, "started");
+      const running = run(
+        "rm -f started survived; touch started; sleep 20; touch survived; echo survived",
+        policy,
+      );
+      while (!existsSync(started)) await new Promise((r) => setTimeout(r, 20));
+      const helpers = gateHelpersOfThisProcess();
+      assert.equal(helpers.length, 1, `helpers: ${helpers.join(" ")}`);
+      process.kill(helpers[0] ?? 0, "SIGKILL");
+      const t0 = Date.now();
+      const r = await running;
+      assert.ok(Date.now() - t0 < 10_000, "the sandbox outlived its gate");
+      assert.ok(!r.stdout.toString().includes("survived") && !existsSync(join(f.ws, "survived")));
+      assert.equal(r.gate?.held, false);
+      assert.notEqual(r.outcome.status, "exited");
       assert.equal(r.level, "S5");
       assert.equal(statedLevel(r), "S5");
     },
