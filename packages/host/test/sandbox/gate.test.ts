@@ -18,13 +18,15 @@ import { addressOf, testKey } from "@sbx/wire";
 import { makePolicy, policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
-import { HELPER_PATH } from "@sbx/host/gate";
+import { EXECVEAT_PROBE_PATH, HELPER_PATH } from "@sbx/host/gate";
 import { runUnit, type RunUnitResult } from "../../src/run/index.ts";
 import { LOADER, withFixture, type Fixture } from "../gate/fixture.ts";
 
 let f: Fixture;
 let policy: ExecPolicy;
 const none = addressOf({});
+/** The system's python3 (Debian package python3): the sandbox sees the host's /usr, nothing else. */
+const PYTHON = "/usr/bin/python3";
 const head = addressOf({ run: "head" });
 
 withFixture((x) => {
@@ -32,6 +34,8 @@ withFixture((x) => {
   policy = makePolicy("denylist", [], [f.deniedDigest]);
   copyFileSync(f.denied, join(f.ws, "renamed-tool"));
   chmodSync(join(f.ws, "renamed-tool"), 0o755);
+  copyFileSync(EXECVEAT_PROBE_PATH, join(f.ws, "execveat-probe"));
+  chmodSync(join(f.ws, "execveat-probe"), 0o755);
   writeFileSync(join(f.ws, "script.sh"), "#!/work/denied\necho script body\n", { mode: 0o755 });
 });
 
@@ -90,7 +94,14 @@ const cases: [string, string, "direct" | "interpreter" | "loader"][] = [
   ["directly", "./denied m", "direct"],
   ["copied", "cp denied copy && ./copy m", "direct"],
   ["renamed", "mv renamed-tool other-name && ./other-name m", "direct"],
+  ["moved", "mkdir -p d && cp denied d/x && mv d/x d/moved && ./d/moved m", "direct"],
+  ["hard-linked", "ln -f denied hard && ./hard m", "direct"],
+  ["symlinked", "ln -sf denied sym && ./sym m", "direct"],
+  ["through env", "env ./denied m", "direct"],
   ["through sh -c", "sh -c './denied m'", "direct"],
+  ["through python3 os.execv", `PY -c 'import os; os.execv("./denied", ["d", "m"])'`, "direct"],
+  ["through execveat (dirfd + name)", "./execveat-probe . denied m", "direct"],
+  ["through execveat (AT_EMPTY_PATH)", "./execveat-probe ./denied '' m", "direct"],
   ["as a shebang interpreter", "./script.sh m", "interpreter"],
   ["through the dynamic loader", `${LOADER} ./denied m`, "loader"],
   [
@@ -103,7 +114,7 @@ const cases: [string, string, "direct" | "interpreter" | "loader"][] = [
 describe("the exec gate inside the sandbox (runUnit with an exec policy)", () => {
   for (const [name, script, route] of cases)
     test(`a denied binary is refused ${name}, and journaled`, { timeout: 60_000 }, async () => {
-      const r = await run(`rm -f m; ${script}; echo "status=$?"`, policy);
+      const r = await run(`rm -f m; ${script.replace("PY", PYTHON)}; echo "status=$?"`, policy);
       const out = r.stdout.toString();
       assert.ok(!out.includes("DENIED-RAN"), `the denied binary ran: ${out}`);
       assert.ok(!existsSync(join(f.ws, "m")), "the denied binary left its marker");
@@ -117,6 +128,29 @@ describe("the exec gate inside the sandbox (runUnit with an exec policy)", () =>
       assert.equal(r.gate?.held, true);
       assert.equal(r.level, "S6");
     });
+
+  test(
+    "memfd_create + fexecve is refused (vm.memfd_noexec=2 in the sandbox)",
+    { timeout: 60_000 },
+    async () => {
+      const py = [
+        "import os",
+        "fd = os.memfd_create('x')",
+        "os.write(fd, open('./denied', 'rb').read())",
+        "print('memfd-created', flush=True)",
+        "try:",
+        "    os.execve(fd, ['x', 'm'], {})",
+        "except OSError as e:",
+        "    print('memfd-refused', e.errno)",
+      ].join("\n");
+      writeFileSync(join(f.ws, "memfd.py"), py);
+      const r = await run(`rm -f m; ${PYTHON} memfd.py`, policy);
+      const out = r.stdout.toString();
+      assert.match(out, /memfd-created\nmemfd-refused \d+/, out + r.stderr.toString());
+      assert.ok(!out.includes("DENIED-RAN") && !existsSync(join(f.ws, "m")), out);
+      assert.equal(r.level, "S6");
+    },
+  );
 
   test("an allowed binary runs; the attestation states S6", { timeout: 60_000 }, async () => {
     const r = await run("./allowed && /usr/bin/true && echo true-ran", policy);
