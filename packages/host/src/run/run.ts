@@ -17,7 +17,7 @@ import {
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { makeUnit, type Level } from "@sbx/sandbox-attest/unit";
 import { policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { startGate, type GateResult, type GateSession } from "../gate/session.ts";
+import { startGate, type GateOptions, type GateResult, type GateSession } from "../gate/session.ts";
 import type { GateStats } from "../gate/protocol.ts";
 import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
@@ -57,6 +57,11 @@ export interface RunUnitOptions {
    * with `sandbox`: a plain process cannot be gated this way (RangeError).
    */
   readonly execPolicy?: ExecPolicy;
+  /**
+   * How the gate of a gated run is started: its known loaders, answer timeout, stall limit, helper
+   * environment, or another build of the helper (the sanitizer build in tests).
+   */
+  readonly gateOptions?: Pick<GateOptions, "loaders" | "timeoutMs" | "stallMs" | "env" | "helper">;
   /**
    * The unit runs in a sandbox built from these options (§5; its workspace is the working directory
    * and is watched), or, when absent, as a plain child process (level S0).
@@ -280,7 +285,7 @@ async function executeSandboxed(
     let gateEnd: Promise<GateResult | null> = Promise.resolve(null);
     if (o.execPolicy !== undefined && pid !== null && (await sb.ready))
       try {
-        gate = await startGate({ policy: o.execPolicy, command: [], attach: pid, journal });
+        gate = await startGate({ ...o.gateOptions, policy: o.execPolicy, command: [], attach: pid, journal });
         // Fail closed: a gate that ends (or fails to journal) before the sandbox stops it.
         gateEnd = gate.done.catch(() => null);
         void gateEnd.then((r) => {

@@ -19,6 +19,7 @@ import { makePolicy, policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { EXECVEAT_PROBE_PATH, HELPER_PATH } from "@sbx/host/gate";
+import { HostError } from "../../src/errors.ts";
 import { runUnit, type RunUnitResult } from "../../src/run/index.ts";
 import { LOADER, withFixture, type Fixture } from "../gate/fixture.ts";
 
@@ -201,6 +202,30 @@ describe("the exec gate inside the sandbox (runUnit with an exec policy)", () =>
       assert.notEqual(r.outcome.status, "exited");
       assert.equal(r.level, "S5");
       assert.equal(statedLevel(r), "S5");
+    },
+  );
+
+  test(
+    "a gate that cannot attach refuses the run: the command never runs ungated",
+    { timeout: 60_000 },
+    async () => {
+      const argv = ["/bin/sh", "-c", "touch ran; echo ungated"];
+      await assert.rejects(
+        runUnit({
+          argv,
+          hostKey: testKey("host"),
+          unitId: unitId(makeUnit({ argv, manifest: none, level: "S0" })),
+          grantsId: none,
+          manifest: none,
+          policy: policyAddress(policy),
+          execPolicy: policy,
+          // A helper that exits at once, as one that cannot join the sandbox does.
+          gateOptions: { helper: "/bin/false" },
+          sandbox: { workspace: f.ws },
+        }),
+        (e: unknown) => e instanceof HostError && e.code === "GateFailed",
+      );
+      assert.ok(!existsSync(join(f.ws, "ran")), "the command ran without its gate");
     },
   );
 
