@@ -5,6 +5,10 @@
 // generated /etc, the seccomp program, the leftovers' kill and the cgroup's removal), and run by
 // runUnit in the sandbox (plus the meter, the journal, the receipt and the signed attestation).
 // The four are interleaved round by round, so a busy machine slows them alike; medians are printed.
+// Then the exec gate inside the sandbox (§5.5.5): a loop of EXECS runs of /usr/bin/true (on the
+// read-only /usr, so warm after the first) in runUnit's sandbox without and with an exec policy,
+// interleaved: the loop's wall time and CPU time inside (sh's `times`), and that CPU plus the
+// gate helper's and this host process's over the whole run.
 import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import type { Readable } from "node:stream";
@@ -12,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
+import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { runUnit } from "@sbx/host/run";
 import {
   bwrapArgs,
@@ -30,6 +35,8 @@ import {
 import { median, row } from "./measure.ts";
 
 const ROUNDS = Number(process.env.SANDBOX_BENCH_ROUNDS ?? 30);
+const GATE_ROUNDS = Number(process.env.SANDBOX_GATE_BENCH_ROUNDS ?? 10);
+const EXECS = Number(process.env.SANDBOX_GATE_BENCH_EXECS ?? 500);
 
 /** timed runs argv once; `fds` become descriptors 3, 4, 5 (bwrap's seccomp, workspace and /etc). */
 function timed(argv: readonly string[], fds: readonly number[] = []): Promise<number> {
@@ -163,4 +170,88 @@ export default async function bench(): Promise<void> {
     "bwrap by hand",
   );
   console.log(`  goal: startSandbox within 1.3× of bwrap by hand`);
+  await gateBench();
+}
+
+/** seconds parses sh's `times` figures ("0m0.010s"). */
+function seconds(t: string): number {
+  const m = /^(\d+)m([\d.]+)s$/.exec(t);
+  if (m === null) throw new Error(`times printed ${t}`);
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
+/** The exec gate's overhead inside the sandbox, warm cache (§5.5.5). */
+async function gateBench(): Promise<void> {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-bench-gate-"));
+  const script = [
+    "s=$(date +%s%N); i=0",
+    `while [ $i -lt ${String(EXECS)} ]; do /usr/bin/true; i=$((i+1)); done`,
+    'e=$(date +%s%N); echo "wall $((e-s))"; times',
+  ].join("\n");
+  const argv = ["/bin/sh", "-c", script];
+  const none = addressOf({});
+  const policy = makePolicy("denylist", [], []);
+  const base = {
+    argv,
+    hostKey: testKey("host"),
+    unitId: unitId(makeUnit({ argv, manifest: none, level: "S0" })),
+    grantsId: none,
+    manifest: none,
+    sandbox: { workspace: ws },
+    meter: { sampleMs: 0 },
+  };
+  const s = { plain: { wall: [] as number[], cpu: [] as number[], all: [] as number[] } };
+  const g = { wall: [] as number[], cpu: [] as number[], all: [] as number[] };
+  let hits = 0;
+  let kernelHits = 0;
+  const one = async (gated: boolean) => {
+    const c0 = process.cpuUsage();
+    const r = await runUnit(
+      gated ? { ...base, policy: policyAddress(policy), execPolicy: policy } : { ...base, policy: none },
+    );
+    const c = process.cpuUsage(c0);
+    const out = r.stdout.toString();
+    const wall = /wall (\d+)/.exec(out)?.[1];
+    const t = out.trim().split("\n").slice(-2).join(" ").split(/\s+/);
+    if (wall === undefined || t.length !== 4 || r.outcome.status !== "exited")
+      throw new Error(`gate bench loop failed: ${out} ${r.stderr.toString()}`);
+    if (gated && r.gate?.held !== true) throw new Error("the gate did not hold the run");
+    const cpu = t.reduce((a, x) => a + seconds(x), 0);
+    const helper = (r.gate?.stats?.helperCpuUs ?? 0) / 1e6;
+    if (gated) hits += r.gate?.stats?.hits ?? 0;
+    if (gated) kernelHits += r.gate?.stats?.kernelHits ?? 0;
+    return { wall: Number(wall) / 1e9, cpu, all: cpu + helper + (c.user + c.system) / 1e6 };
+  };
+  try {
+    for (let i = 0; i <= GATE_ROUNDS; i++) {
+      const a = await one(false);
+      const b = await one(true);
+      if (i === 0) continue; // warm-up round
+      for (const k of ["wall", "cpu", "all"] as const) {
+        s.plain[k].push(a[k]);
+        g[k].push(b[k]);
+      }
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+  const ms = (x: number) => `${(x * 1000).toFixed(2)} ms`;
+  console.log(
+    `  exec gate inside the sandbox: ${String(EXECS)} execs of /usr/bin/true, median of ${String(GATE_ROUNDS)} interleaved rounds`,
+  );
+  const p = s.plain;
+  row("loop wall, ungated sandbox (anchor)", ms(median(p.wall)), 1, "ungated");
+  row(
+    "loop wall, gated sandbox (warm cache)",
+    ms(median(g.wall)),
+    median(g.wall) / median(p.wall),
+    "ungated",
+  );
+  row("loop CPU inside, ungated (anchor)", ms(median(p.cpu)), 1, "ungated");
+  row("loop CPU inside, gated", ms(median(g.cpu)), median(g.cpu) / median(p.cpu), "ungated");
+  row("run CPU: inside + helper + host, ungated", ms(median(p.all)), 1, "ungated");
+  row("run CPU: inside + helper + host, gated", ms(median(g.all)), median(g.all) / median(p.all), "ungated");
+  console.log(
+    `  per gated run: ${(hits / (GATE_ROUNDS + 1)).toFixed(0)} helper cache hits, ${(kernelHits / (GATE_ROUNDS + 1)).toFixed(0)} kernel cache hits; goal: warm overhead under 10% in CPU and wall`,
+  );
 }

@@ -16,6 +16,9 @@ import {
 } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { makeUnit, type Level } from "@sbx/sandbox-attest/unit";
+import { policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import { startGate, type GateOptions, type GateResult, type GateSession } from "../gate/session.ts";
+import type { GateStats } from "../gate/protocol.ts";
 import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
@@ -47,6 +50,18 @@ export interface RunUnitOptions {
   readonly manifest: Digest;
   /** Address of the exec policy (§5.5) in force. */
   readonly policy: Digest;
+  /**
+   * The exec policy itself (its address must be `policy`): a sandboxed run is then gated (§5.5.5).
+   * The gate attaches to the sandbox before the command runs; a run whose gate cannot attach is
+   * refused (`GateFailed`), never run ungated; a gate that ends before the sandbox stops it. Only
+   * with `sandbox`: a plain process cannot be gated this way (RangeError).
+   */
+  readonly execPolicy?: ExecPolicy;
+  /**
+   * How the gate of a gated run is started: its known loaders, answer timeout, stall limit, helper
+   * environment, or another build of the helper (the sanitizer build in tests).
+   */
+  readonly gateOptions?: Pick<GateOptions, "loaders" | "timeoutMs" | "stallMs" | "env" | "helper">;
   /**
    * The unit runs in a sandbox built from these options (§5; its workspace is the working directory
    * and is watched), or, when absent, as a plain child process (level S0).
@@ -107,6 +122,16 @@ export interface RunUnitResult {
   readonly limits: (LimitHits & { readonly disk: boolean }) | null;
   /** The unit's first process as the host numbers it (null when it never started). */
   readonly pid: number | null;
+  /** The exec gate of a gated run: mounts marked, its counters, and whether it held the whole interval. */
+  readonly gate: GateReport | null;
+}
+
+/** What the exec gate did for one sandboxed interval (§5.5.5). */
+export interface GateReport {
+  readonly marked: number;
+  readonly stats: GateStats | null;
+  /** True when the gate was attached before the command ran and saw the sandbox end (S6). */
+  readonly held: boolean;
 }
 
 /**
@@ -121,6 +146,11 @@ export interface RunUnitResult {
  */
 export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   if (o.argv.length === 0) throw new RangeError("runUnit: argv is empty");
+  if (o.execPolicy !== undefined) {
+    if (o.sandbox === undefined) throw new RangeError("runUnit: execPolicy needs a sandbox");
+    if (policyAddress(o.execPolicy) !== o.policy)
+      throw new RangeError("runUnit: policy is not the address of execPolicy");
+  }
   const unit = unitOf(o);
   const journal = new Journal();
   if (o.sandbox) {
@@ -153,6 +183,7 @@ interface Executed {
   readonly provided: Provided | null;
   readonly limits: (LimitHits & { readonly disk: boolean }) | null;
   readonly pid: number | null;
+  readonly gate: GateReport | null;
 }
 
 function emptyStream(): StreamSummary {
@@ -169,6 +200,7 @@ function notStarted(reason: string, provided: Provided | null = null): Executed 
     provided,
     limits: null,
     pid: null,
+    gate: null,
   };
 }
 
@@ -224,7 +256,7 @@ async function execute(
     exit.signal !== null
       ? { status: "signaled", signal: exit.signal }
       : { status: "exited", exit_code: exit.code ?? 0 };
-  return { reading: exit.reading, outcome, streams: out, provided: null, limits: null, pid };
+  return { reading: exit.reading, outcome, streams: out, provided: null, limits: null, pid, gate: null };
 }
 
 async function executeSandboxed(
@@ -236,7 +268,9 @@ async function executeSandboxed(
   const watch = o.watch ?? so.workspace;
   const before = scanFiles(watch);
   const binary = digestFile(prog.path);
-  const sb = startSandbox(o.argv, so, o.stdin ? "pipe" : "ignore");
+  const gated = o.execPolicy !== undefined;
+  const sb = startSandbox(o.argv, gated ? { ...so, gated } : so, o.stdin ? "pipe" : "ignore");
+  let gate: GateSession | null = null;
   try {
     const meter = startMeter({ cgroup: sb.meterCgroup }, o.meter);
     const sent: { signal: NodeJS.Signals | null } = { signal: null };
@@ -248,10 +282,33 @@ async function executeSandboxed(
     const pid = await sb.unitPid;
     if (pid !== null) journal.append({ type: "process.start", pid, argv: [...o.argv], binary });
     const streams = record(o, journal, sb.child);
+    let gateEnd: Promise<GateResult | null> = Promise.resolve(null);
+    if (o.execPolicy !== undefined && pid !== null && (await sb.ready))
+      try {
+        gate = await startGate({ ...o.gateOptions, policy: o.execPolicy, command: [], attach: pid, journal });
+        // Fail closed: a gate that ends (or fails to journal) before the sandbox stops it.
+        gateEnd = gate.done.catch(() => null);
+        void gateEnd.then((r) => {
+          if (r === null || r.stats === null) send("SIGKILL")();
+        });
+      } catch (e) {
+        sb.proceed(false);
+        sb.signal("SIGKILL");
+        await sb.done.finally(dispose);
+        meter.stop();
+        finish(streams);
+        throw e;
+      }
+    if (gated && gate === null) {
+      // The sandbox ended before it was ready: nothing ran ungated; report why below.
+      sb.proceed(false);
+      sb.signal("SIGKILL");
+    } else sb.proceed(true);
     const exit = await sb.done.finally(dispose);
     const reading = meter.stop();
+    const gateResult = await gateEnd;
     const out = finish(streams);
-    if (exit.setupFailed) {
+    if (exit.setupFailed || (gated && gate === null)) {
       // No interval ran: nothing is attested, and the host says why (fail closed).
       const why = out.stderr.bytes.toString().trim().slice(0, 500) || `launcher exited ${String(exit.code)}`;
       throw new HostError("SandboxFailed", `the sandbox could not be set up: ${why}`);
@@ -261,8 +318,17 @@ async function executeSandboxed(
     const outcome = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
     const signal = outcome.status === "signaled" ? outcome.signal : null;
     journal.append({ type: "process.exit", pid, code: signal === null ? exit.code : null, signal });
-    return { reading, outcome, streams: out, provided: sb.provided, limits: exit.hits, pid };
+    const report: GateReport | null =
+      gate === null
+        ? null
+        : {
+            marked: gate.marked,
+            stats: gateResult?.stats ?? null,
+            held: gateResult !== null && gateResult.stats !== null && gateResult.helperCode === 0,
+          };
+    return { reading, outcome, streams: out, provided: sb.provided, limits: exit.hits, pid, gate: report };
   } finally {
+    if (gate !== null) gate.stop();
     await sb.release();
   }
 }
@@ -334,7 +400,7 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
     attested: true,
     journaled: true,
     snapshots: o.runHead !== undefined,
-    processControl: false,
+    processControl: run.gate?.held === true,
     auditChain: o.audit !== undefined,
   });
   const level = statedLevel(provided, o.maxLevel);
@@ -372,5 +438,6 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
     provided: run.provided,
     limits: run.limits,
     pid: run.pid,
+    gate: run.gate,
   };
 }

@@ -7,12 +7,26 @@
 // pid, ipc, uts, cgroup, network), maps the user inside onto that host uid, and runs the command.
 import { systemEntries, type SandboxUser, type SystemEntry } from "./system.ts";
 
-/** Descriptors the launcher opens for bwrap (after closing every other but 0, 1, 2 and STATUS_FD). */
+/**
+ * Descriptors the launcher opens for bwrap (after closing every other but 0, 1, 2, STATUS_FD and,
+ * open only for a gated sandbox, the gate's two handshake descriptors).
+ */
 export const SECCOMP_FD = 3;
 export const WORKSPACE_FD = 4;
 export const ETC_FD = 5;
 /** bwrap's --json-status-fd: the host learns the unit's pid and bwrap's exit code from it. */
 export const STATUS_FD = 6;
+/** With the exec gate (§5.5.5): the sandbox's inner stage writes "up" here once its mounts are final. */
+export const GATE_READY_FD = 7;
+/** ... and reads "go" here (written by the host once the gate has attached) before it execs the command. */
+export const GATE_GO_FD = 8;
+
+/**
+ * The inner stage of a gated sandbox (§5.5.5), run by bwrap inside before the unit's command: it
+ * says "up", waits for "go", closes both descriptors and execs the command. Without "go" (the host
+ * could not attach the gate and closed the pipe) it exits 125 and the command never runs.
+ */
+const GATE_STAGE = `echo up >&${GATE_READY_FD} || exit 125; read go <&${GATE_GO_FD} || exit 125; [ "$go" = go ] || exit 125; exec ${GATE_READY_FD}>&- ${GATE_GO_FD}<&-; exec "$@"`;
 
 /** Where the tools the launcher needs live; all are in Debian's essential set or `bubblewrap`. */
 export const TOOLS = {
@@ -36,6 +50,8 @@ export interface BwrapPlan {
   readonly argv: readonly string[];
   /** The system entries (default: what the host has, systemEntries()). */
   readonly system?: readonly SystemEntry[];
+  /** The command runs after the gate's handshake (GATE_READY_FD, GATE_GO_FD; §5.5.5). */
+  readonly gated?: boolean;
 }
 
 /**
@@ -64,13 +80,14 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const [k, v] of Object.entries(plan.env).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
     a.push("--setenv", k, v);
   a.push("--seccomp", String(SECCOMP_FD), "--json-status-fd", String(STATUS_FD));
-  return [...a, "--", ...plan.argv];
+  const argv = plan.gated === true ? ["/bin/sh", "-c", GATE_STAGE, "sbx-gate", ...plan.argv] : plan.argv;
+  return [...a, "--", ...argv];
 }
 
 /** The launcher script (bash -c); its positional parameters are described at launcherArgv. */
 const LAUNCHER = [
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
-  `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
+  `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}|${GATE_READY_FD}|${GATE_GO_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
   "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
   // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
   // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.

@@ -5,9 +5,9 @@ import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:c
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { HostError } from "../errors.ts";
-import { bwrapArgs, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
+import { bwrapArgs, GATE_GO_FD, GATE_READY_FD, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
 import {
   cgroupProcs,
   createRunCgroup,
@@ -51,6 +51,11 @@ export interface SandboxOptions {
   readonly hostUid?: number;
   /** Cgroup hierarchies (default: this host's); tests pass others to see refusals. */
   readonly hierarchies?: Hierarchies;
+  /**
+   * The command waits, inside the finished sandbox, until the host calls `go` (§5.5.5): the exec
+   * gate attaches in between. runUnit sets it when the run has an exec policy.
+   */
+  readonly gated?: boolean;
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
@@ -97,6 +102,13 @@ export interface Sandbox {
   release(): Promise<void>;
   /** Sends `signal` to every process of the sandbox (its whole cgroup). */
   signal(signal: NodeJS.Signals): void;
+  /**
+   * A gated sandbox: resolves true once its mounts are final and its inner stage waits for `go`,
+   * false when it ended first. Always false for a sandbox that is not gated.
+   */
+  readonly ready: Promise<boolean>;
+  /** A gated sandbox: lets the command run (true), or (false) makes the inner stage exit 125 unrun. */
+  proceed(go: boolean): void;
 }
 
 /**
@@ -159,6 +171,20 @@ function statusReader(stream: Readable): Status {
   return { pid, code };
 }
 
+/** readyReader resolves true when the gated sandbox's inner stage says "up", false when it ends first. */
+function readyReader(stream: Readable): Promise<boolean> {
+  return new Promise((resolve) => {
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (s: string) => {
+      text += s;
+      if (text.includes("\n")) resolve(text.startsWith("up\n"));
+    });
+    stream.on("error", () => resolve(false));
+    stream.on("close", () => resolve(false));
+  });
+}
+
 /**
  * startSandbox (§5.1–§5.4) starts `argv` in a new sandbox with stdio `stdin` (ignored or a pipe) and
  * stdout/stderr pipes. Refuses (`SandboxUnavailable`) where no sandbox can be built, and
@@ -195,17 +221,23 @@ export function startSandbox(
   try {
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
-    const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv });
+    const gated = o.gated === true;
+    const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated });
     const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
     const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
-    child = spawn(file ?? "", args, { stdio: [...stdio], env: {}, detached: true });
+    const gate = gated ? (["pipe", "pipe"] as const) : ([] as const);
+    child = spawn(file ?? "", args, { stdio: [...stdio, ...gate], env: {}, detached: true });
   } catch (e) {
     void removeRunCgroup(cg).catch(() => undefined);
     throw e;
   }
   const status = statusReader(child.stdio[STATUS_FD as 4] as Readable);
+  const ready =
+    o.gated === true ? readyReader(child.stdio[GATE_READY_FD as 4] as Readable) : Promise.resolve(false);
+  const goPipe = o.gated === true ? (child.stdio[GATE_GO_FD as 4] as Writable) : null;
+  goPipe?.on("error", () => undefined);
   const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
   const provided: Provided = {
     isolated: true,
@@ -239,6 +271,12 @@ export function startSandbox(
     unitPid: status.pid,
     done,
     release: () => removeRunCgroup(cg),
+    ready,
+    proceed(go) {
+      if (goPipe === null || goPipe.destroyed) return;
+      if (go) goPipe.end("go\n");
+      else goPipe.destroy();
+    },
     signal(sig) {
       killed ||= sig === "SIGKILL";
       // The launcher is bwrap's monitor: a SIGTERM would end it, and --die-with-parent would then
