@@ -35,6 +35,9 @@ export type HostErrorCode =
   | "PoolExists"
   | "PoolMissing"
   | "PoolBusy"
+  | "PoolUnusable"
+  | "PoolWriteFailed"
+  | "PoolTooLarge"
   | "PoolTorn"
   | "PoolEmpty";
 

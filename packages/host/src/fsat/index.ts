@@ -16,4 +16,4 @@ export {
   renameAt,
   symlinkAt,
 } from "./at.ts";
-export { digestAt, hashOpenFile, openDirNoFollow, scanTreeAt, writeFilesAt } from "./tree.ts";
+export { createFilesAt, digestAt, hashOpenFile, openDirNoFollow, scanTreeAt, writeFilesAt } from "./tree.ts";

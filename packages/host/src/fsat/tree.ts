@@ -174,3 +174,45 @@ export function writeFilesAt(dir: string, files: readonly { name: string; bytes:
     closeSync(fd);
   }
 }
+
+/**
+ * createFilesAt creates each of `names` in the directory `dir` (resolved against the working
+ * directory; created when missing; no component may be a link) exclusively and without following
+ * a link, for a writer that streams into them (`sbx run --out`: stdout, stderr). A name that
+ * already exists (a link planted there, or anything else) is `UnsafePath`, never written through
+ * nor replaced; files this call created are removed again on failure. Returns each file's path
+ * and open descriptor (the caller closes them).
+ */
+export function createFilesAt(
+  dir: string,
+  names: readonly string[],
+  mode: number,
+): { path: string; fd: number }[] {
+  const full = resolve(dir);
+  const fd = openDirNoFollow(full, true);
+  const made: { name: string; path: string; fd: number }[] = [];
+  try {
+    for (const name of names) {
+      assertName(name);
+      try {
+        made.push({ name, path: `${full}/${name}`, fd: createFileAt(fd, name, mode) });
+      } catch (e) {
+        if ((e as { code?: unknown }).code !== "EEXIST") throw e;
+        const what = lstatAt(fd, name)?.isSymbolicLink() === true ? "a link" : "an existing entry";
+        throw new HostError(
+          "UnsafePath",
+          `${full}/${name} is ${what}; it is never written through or replaced`,
+        );
+      }
+    }
+    return made.map(({ path, fd: f }) => ({ path, fd: f }));
+  } catch (e) {
+    for (const m of made) {
+      closeQuiet(m.fd);
+      removeTreeAt(fd, m.name);
+    }
+    throw e;
+  } finally {
+    closeSync(fd);
+  }
+}

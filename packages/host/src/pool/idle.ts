@@ -1,8 +1,10 @@
 // §15.3 A pooled item's real parts: a pre-created workspace and, where the host keeps one, a
 // pre-started idle process, stopped (SIGSTOP) so it holds its memory without running.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import { HostError } from "../errors.ts";
+import { closeQuiet, errnoOf, lstatAt, listAt, openDirAt, openRoot, removeTreeAt } from "../fsat/index.ts";
 import { procCpuUs, procRssBytes, readProcStat } from "../meter/index.ts";
 
 /** The idle process of an item, as recorded in its proc.json. */
@@ -84,15 +86,73 @@ export function stopIdle(pid: number): void {
     }
 }
 
-/** diskBytes is the storage a directory tree holds: allocated blocks × 512, directories included. */
+/**
+ * diskBytes is the storage a directory tree holds: allocated blocks × 512, directories included.
+ * The walk goes by directory descriptor and never follows a link (an item's workspace is unit
+ * controlled): a directory swapped for a link mid-walk counts as the link; entries that vanish
+ * count as nothing.
+ */
 export function diskBytes(p: string): bigint {
-  const st = lstatSync(p, { bigint: true });
-  let sum = st.blocks * 512n;
-  if (st.isDirectory()) for (const n of readdirSync(p)) sum += diskBytes(join(p, n));
+  const parent = openRoot(dirname(resolve(p)));
+  try {
+    const st = lstatAt(parent, basename(resolve(p)));
+    if (st === null) return 0n;
+    const d = st.isDirectory() ? openDirAt(parent, basename(resolve(p))) : null;
+    if (d === null) return BigInt(st.blocks) * 512n;
+    try {
+      return dirBytes(d.fd);
+    } finally {
+      closeSync(d.fd);
+    }
+  } finally {
+    closeSync(parent);
+  }
+}
+
+function dirBytes(fd: number): bigint {
+  let sum = BigInt(fstatSync(fd).blocks) * 512n;
+  for (const name of listAt(fd)) {
+    const st = lstatAt(fd, name);
+    if (st === null) continue;
+    const d = st.isDirectory() ? openDirAt(fd, name) : null;
+    if (d === null) {
+      sum += BigInt(st.blocks) * 512n;
+      continue;
+    }
+    try {
+      sum += dirBytes(d.fd);
+    } finally {
+      closeQuiet(d.fd);
+    }
+  }
   return sum;
 }
 
-/** removeTree deletes an evicted item's folder. */
+const REMOVE_TRIES = 8;
+// What a removal meets when an entry is swapped under it: the next try starts over from the parent.
+const CHANGED = new Set(["ENOTEMPTY", "ENOENT", "ENOTDIR", "EISDIR"]);
+
+/**
+ * removeTree deletes an evicted item's folder by directory descriptor, following no link (a
+ * directory a still-running process swaps for a link is unlinked as a link, never entered). Entries
+ * that appear while it removes are retried a few times; a tree that keeps changing is refused with
+ * `WorkspaceChanged`, never a raw ENOTEMPTY/ENOENT.
+ */
 export function removeTree(p: string): void {
-  rmSync(p, { recursive: true, force: true });
+  const full = resolve(p);
+  const parent = openRoot(dirname(full));
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        removeTreeAt(parent, basename(full));
+      } catch (e) {
+        if (!CHANGED.has(errnoOf(e) ?? "")) throw e;
+      }
+      if (lstatAt(parent, basename(full)) === null) return;
+      if (i + 1 >= REMOVE_TRIES)
+        throw new HostError("WorkspaceChanged", `${full} kept changing while it was removed`);
+    }
+  } finally {
+    closeSync(parent);
+  }
 }

@@ -2,7 +2,6 @@
 // journaled (§8), and attested (§7), optionally linked into the steward's audit chain (§7.7) and
 // continuing a run record's head (§13).
 import type { ChildProcess, SpawnOptions } from "node:child_process";
-import { join } from "node:path";
 import { addressOf, digestBytes, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
 import type { AuditLink } from "@sbx/sandbox-attest/audit";
@@ -26,6 +25,7 @@ import type { LimitHits } from "../sandbox/cgroup.ts";
 import { startSandbox, type Provided, type SandboxOptions } from "../sandbox/sandbox.ts";
 import { digestFile, resolveInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
+import { createFilesAt } from "../fsat/index.ts";
 import { journalWrites, scanFiles } from "./files.ts";
 
 /** What runUnit needs. */
@@ -360,10 +360,12 @@ function record(o: RunUnitOptions, journal: Journal, child: ChildProcess) {
     child.stdin.on("error", () => undefined); // a child that exits without reading its input
     child.stdin.end(Buffer.from(o.stdin));
   }
-  const file = (name: string) => (o.outputDir === undefined ? null : join(o.outputDir, name));
+  // --out DIR may lie in a workspace the unit controls: the files are created relative to DIR's
+  // descriptor, exclusively and never through a link (UnsafePath), before any byte is written.
+  const files = o.outputDir === undefined ? null : createFilesAt(o.outputDir, ["stdout", "stderr"], 0o600);
   const out = {
-    stdout: new StreamRecorder(journal, "stdout", o.chunkBytes, file("stdout")),
-    stderr: new StreamRecorder(journal, "stderr", o.chunkBytes, file("stderr")),
+    stdout: new StreamRecorder(journal, "stdout", o.chunkBytes, files?.[0]?.path ?? null, files?.[0]?.fd),
+    stderr: new StreamRecorder(journal, "stderr", o.chunkBytes, files?.[1]?.path ?? null, files?.[1]?.fd),
   };
   for (const s of ["stdout", "stderr"] as const)
     child[s]?.on("data", (d: Buffer) => {

@@ -22,7 +22,8 @@ export interface StreamSummary {
 /**
  * StreamRecorder journals a `stdio.chunk` each time `chunkBytes` of a stream have arrived; `finish`
  * journals the remainder. With `file`, every byte is appended to that file as it arrives (created
- * with O_EXCL, mode 0600) and nothing is kept in memory. The journal numbers the chunks.
+ * with O_EXCL, mode 0600, or already open as `fd`) and nothing is kept in memory. The journal
+ * numbers the chunks.
  */
 export class StreamRecorder {
   readonly #parts: Buffer[] = [];
@@ -36,10 +37,12 @@ export class StreamRecorder {
     private readonly stream: StdioStream,
     private readonly chunkBytes: number = DEFAULT_CHUNK_BYTES,
     private readonly file: string | null = null,
+    fd?: number,
   ) {
     if (!Number.isSafeInteger(chunkBytes) || chunkBytes <= 0)
       throw new RangeError("StreamRecorder: chunkBytes must be a positive integer");
-    this.#fd = file === null ? null : openSync(file, "wx", 0o600);
+    // A descriptor the caller created (without following a link, §12) is used as given.
+    this.#fd = fd ?? (file === null ? null : openSync(file, "wx", 0o600));
   }
 
   /** push adds bytes as they arrive and journals every full chunk. */

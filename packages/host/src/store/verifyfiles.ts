@@ -3,7 +3,7 @@
 // to the record's unit and grant set and, when it cites one, to the head it continued from), its
 // energy receipt object, each snapshot's filesystem tree (§13.8), memory image and manifest object.
 // Missing objects are listed, not guessed at; energy is reported active + idle, complete or not.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { isWireError, isDigest, type Amount, type Digest } from "@sbx/wire";
 import { verifyAttestation, verifyInterval } from "@sbx/sandbox-attest/attestation";
 import {
@@ -20,6 +20,7 @@ import {
 import { isHostError } from "../errors.ts";
 import { verifyStoredTree } from "../snapshot/verify.ts";
 import type { FileStore } from "./filestore.ts";
+import { readSettled } from "./records.ts";
 
 /** What to hold the record to beyond its own consistency. */
 export interface VerifyFilesOptions {
@@ -162,16 +163,47 @@ function checkObjects(ctx: Ctx): void {
 }
 
 /**
+ * settledView returns the record as its store's next writer will settle it, when `recordPath` is
+ * that store's own file for the record and the file ends in a partly written line that is a prefix
+ * of the append its claim committed (§13.7: a segment whose claim is published is committed): the
+ * writer was interrupted mid-line, and the claim completes it. Read-only: nothing is written.
+ * Anything else (unclaimed or foreign torn bytes, a file that simply ends at a line boundary,
+ * anything unreadable) leaves the raw bytes to be judged as the file holds them, so a flipped or
+ * cut-back record is still refused.
+ */
+function settledView(recordPath: string, store: FileStore | null, raw: Uint8Array): Uint8Array {
+  if (store === null) return raw;
+  try {
+    const decoded = decodeRecord(raw, { allowTorn: true });
+    if (decoded.tornBytes === 0) return raw;
+    const id = decoded.record.genesis;
+    const own = statSync(store.recordPath(id));
+    const given = statSync(recordPath);
+    if (own.ino !== given.ino || own.dev !== given.dev) return raw;
+    const settled = readSettled(store.root, id);
+    const extendsRaw =
+      settled.bytes.length > raw.length && Buffer.compare(settled.bytes.subarray(0, raw.length), raw) === 0;
+    return settled.report.rolledForward > 0 && settled.report.cutBytes === 0 && extendsRaw
+      ? settled.bytes
+      : raw;
+  } catch {
+    return raw;
+  }
+}
+
+/**
  * verifyRecordFiles verifies the record at `recordPath` and, with a store, every object it references
  * (§13.9). Never throws for a bad record or object: the first failure is the report's `error` with its
  * spec code. Throws only when the record file cannot be read at all (the caller's "unusable input").
+ * With a store holding the record, an append committed by its claim whose line the writer left
+ * half written is verified as committed (the settled view), read-only.
  */
 export function verifyRecordFiles(
   recordPath: string,
   store: FileStore | null,
   opts: VerifyFilesOptions = {},
 ): FilesReport {
-  const bytes = readFileSync(recordPath);
+  const bytes = settledView(recordPath, store, readFileSync(recordPath));
   const phases = { executed: 0, suspended: 0, resumed: 0, closed: 0 };
   const checked = { attestations: 0, receipts: 0, trees: 0, objects: 0 };
   const missing: string[] = [];

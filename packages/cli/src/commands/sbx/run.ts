@@ -8,6 +8,7 @@ import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
+import { writeFilesAt } from "@sbx/host/fsat";
 import {
   EXIT,
   parseOptions,
@@ -18,7 +19,6 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import { writeJsonOutput } from "../../files.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -151,15 +151,20 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
     );
 }
 
-/** writeOut writes the record beside stdout and stderr, which the run wrote there as they arrived. */
+/**
+ * writeOut writes the record beside stdout and stderr, which the run wrote there as they arrived.
+ * DIR may lie in the unit's workspace: the files are written relative to DIR's descriptor, reached
+ * without following a link (UnsafePath), each to a fresh exclusive temporary renamed over its name,
+ * so a link the unit planted there is replaced, never written through (fsat writeFilesAt).
+ */
 function writeOut(dir: string, r: RunUnitResult, unit: unknown): void {
-  const put = (name: string, v: unknown) => {
-    writeJsonOutput(join(dir, name), v);
-  };
-  put("unit.json", unit);
-  put("attestation.json", r.attestation);
-  put("receipt.json", r.receipt.envelope);
-  put("journal.json", { head: r.journal.head(), events: r.journal.events });
+  const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2) + "\n", "utf8");
+  writeFilesAt(dir, [
+    { name: "unit.json", bytes: json(unit) },
+    { name: "attestation.json", bytes: json(r.attestation) },
+    { name: "receipt.json", bytes: json(r.receipt.envelope) },
+    { name: "journal.json", bytes: json({ head: r.journal.head(), events: r.journal.events }) },
+  ]);
 }
 
 export const command: Command = {
