@@ -2,10 +2,11 @@
 // exit codes of refusals (1) and usage errors (2).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/main.ts";
+import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
 
 async function jcp(argv: string[]) {
   const out: string[] = [];
@@ -139,7 +140,7 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
       "--chain",
       p("bob.chain"),
       "--ledger",
-      p("ledger.json"),
+      p("ledger"),
       ...root,
     ];
     assert.equal((await jcp([...spend, "--uj", "600000"])).code, 0);
@@ -148,10 +149,7 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
     assert.match(over.err, /Overspend/);
     const ok = await jcp([...spend, "--uj", "400000", "--json"]);
     assert.equal(ok.code, 0, ok.err);
-    assert.equal(
-      (JSON.parse(readFileSync(p("ledger.json"), "utf8")) as { receipts: unknown[] }).receipts.length,
-      2,
-    );
+    assert.equal(readLedger(p("ledger")).receipts.length, 2);
     assert.equal(
       (await jcp(["revoke", "--key", p("bob.key"), "--chain", p("bob.chain"), "--list", p("revs.json")]))
         .code,
