@@ -50,6 +50,27 @@ export function readLedger(path: string): LedgerState {
   return { grants, receipts, head };
 }
 
+/**
+ * readLogJson reads a log folder's entries as JSON values (each at most 1 MiB, the strict parser);
+ * a malformed entry is `BadLedger`.
+ */
+export function readLogJson(path: string): { values: unknown[]; head: Digest } {
+  const { entries, head } = readLog(path);
+  const values = entries.map((e) => {
+    try {
+      return parseStrict(e.payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
+    } catch (err) {
+      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
+    }
+  });
+  return { values, head };
+}
+
+/** appendLogJson appends one JSON value (its canonical bytes) after `head`; StaleHead if it moved. */
+export function appendLogJson(path: string, head: Digest, value: unknown): Digest {
+  return appendLog(path, head, canonicalBytes(value));
+}
+
 /** appendLedger appends one receipt (and grants new to the ledger) after `head`; StaleHead if it moved. */
 export function appendLedger(
   path: string,
