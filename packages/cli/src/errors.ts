@@ -16,6 +16,8 @@ export type CliErrorCode =
   // output files
   | "Unwritable"
   | "OutputExists"
+  // a jcp ledger that is not an append-only log of {grants, receipt} entries
+  | "BadLedger"
   // an input file refused by the §2.1/§2.9 strict parser before any check of its content
   | WireErrorCode;
 

@@ -2,10 +2,11 @@
 // exit codes of refusals (1) and usage errors (2).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/main.ts";
+import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
 
 async function jcp(argv: string[]) {
   const out: string[] = [];
@@ -139,7 +140,7 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
       "--chain",
       p("bob.chain"),
       "--ledger",
-      p("ledger.json"),
+      p("ledger"),
       ...root,
     ];
     assert.equal((await jcp([...spend, "--uj", "600000"])).code, 0);
@@ -148,13 +149,9 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
     assert.match(over.err, /Overspend/);
     const ok = await jcp([...spend, "--uj", "400000", "--json"]);
     assert.equal(ok.code, 0, ok.err);
+    assert.equal(readLedger(p("ledger")).receipts.length, 2);
     assert.equal(
-      (JSON.parse(readFileSync(p("ledger.json"), "utf8")) as { receipts: unknown[] }).receipts.length,
-      2,
-    );
-    assert.equal(
-      (await jcp(["revoke", "--key", p("bob.key"), "--chain", p("bob.chain"), "--list", p("revs.json")]))
-        .code,
+      (await jcp(["revoke", "--key", p("bob.key"), "--chain", p("bob.chain"), "--list", p("revs")])).code,
       1,
     );
     assert.equal(
@@ -166,15 +163,28 @@ test("jcp grant flow: issue, attenuate, verify, spend, overspend, revoke", async
           "--chain",
           p("bob.chain"),
           "--list",
-          p("revs.json"),
+          p("revs"),
           "--at",
           "0",
         ])
       ).code,
       0,
     );
+    assert.equal((await jcp(["verify", p("bob.chain"), ...root, "--revocations", p("revs")])).code, 1);
+    assert.equal((await jcp(["verify", p("root.chain"), ...root, "--revocations", p("revs")])).code, 0);
+    // The lists are append-only log folders; a JSON list file of an older jcp is still read, and a
+    // ledger or list given as such a file is refused for appending (BadLedger, exit 2).
+    const entries = readdirSync(p("revs"))
+      .filter((n) => /^\d{12}$/.test(n))
+      .map((n) => JSON.parse(readFileSync(join(p("revs"), n), "utf8").split("\n", 2)[1]!) as unknown);
+    writeFileSync(p("revs.json"), JSON.stringify(entries));
     assert.equal((await jcp(["verify", p("bob.chain"), ...root, "--revocations", p("revs.json")])).code, 1);
-    assert.equal((await jcp(["verify", p("root.chain"), ...root, "--revocations", p("revs.json")])).code, 0);
+    const again = ["revoke", "--key", p("alice.key"), "--chain", p("bob.chain"), "--list", p("revs.json")];
+    assert.equal((await jcp(again)).code, 2);
+    assert.equal(
+      (await jcp([...spend.slice(0, 5), "--ledger", p("revs.json"), ...root, "--uj", "1"])).code,
+      2,
+    );
     assert.equal((await jcp(["inspect", p("bob.chain"), "--json"])).code, 0);
     // Usage errors.
     assert.equal((await jcp(["verify", p("missing.chain"), ...root])).code, 2);

@@ -39,7 +39,10 @@ export type HostErrorCode =
   | "PoolWriteFailed"
   | "PoolTooLarge"
   | "PoolTorn"
-  | "PoolEmpty";
+  | "PoolEmpty"
+  // the append-only log of chained ledgers: another writer extended the head; a broken log
+  | "StaleHead"
+  | "LogBroken";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

@@ -7,6 +7,8 @@ import type { Trust } from "../../../trust.ts";
 import { UsageError } from "../../../command.ts";
 import { readPrincipal } from "../../../keyfile.ts";
 import { readJsonInput, writeJsonOutput } from "../../../files.ts";
+import { isLog } from "@sbx/host/log";
+import { readLogJson } from "./ledger.ts";
 
 /**
  * readJson reads a JSON file within the §2.9 limits (refused above 16 MiB before it is read) with the
@@ -29,10 +31,14 @@ export function readChain(path: string): Envelope[] {
   return v as Envelope[];
 }
 
-/** readList reads a revocation-list file (a JSON list of revocation envelopes); missing means empty. */
+/**
+ * readList reads a revocation list: an append-only log folder (jcp §4.3 storage rule; one
+ * revocation envelope per entry), or a JSON list file of an older jcp (read only); missing means empty.
+ */
 export function readList(path: string | undefined): RevocationList | undefined {
   if (path === undefined) return undefined;
   if (!existsSync(path)) return RevocationList.verify([]);
+  if (isLog(path)) return RevocationList.verify(readLogJson(path).values);
   const v = readJson(path, "revocation list");
   if (!Array.isArray(v)) throw new UsageError(`${path} is not a revocation list (a JSON list of envelopes)`);
   return RevocationList.verify(v);

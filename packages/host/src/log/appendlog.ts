@@ -1,0 +1,99 @@
+// The one append-only log of the host's chained ledgers (spend ledgers first; jcp §4.3). Layout: a
+// folder holding one file per entry, named by its 1-based position in 12 digits, and tmp/.
+//
+// An entry file is `<prev head>\n<payload>`: the head it extends, then the caller's bytes. The head
+// after an entry is the digest of its whole file; the head of an empty log is LOG_GENESIS.
+//
+// Compare-and-append: append(expected, payload) reads the log, refuses with `StaleHead` when the head
+// is no longer `expected`, writes the entry to a temp file and fsyncs it, then claims the next
+// position with link(2) through the store's publishExclusive (won only when the name is this
+// writer's own inode), so exactly one of several concurrent writers extends a head; the others get
+// `StaleHead` and retry from the new head. The folder is fsynced before success is reported.
+// Entries are never rewritten. Readers only read: they work on a read-only log.
+import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { digestBytes, isDigest, type Digest } from "@sbx/wire";
+import { HostError } from "../errors.ts";
+import { fsyncDir, publishExclusive, writeTemp } from "../store/durable.ts";
+
+/** The head of an empty log: the digest of the log's label. */
+export const LOG_GENESIS: Digest = digestBytes(new TextEncoder().encode("sbx.log/1"));
+
+const ENTRY_NAME = /^[0-9]{12}$/;
+const NL = 0x0a;
+
+/** One entry as read: its position (1-based), the head it extends, its payload, the head after it. */
+export interface LogEntry {
+  readonly seq: number;
+  readonly prev: Digest;
+  readonly payload: Uint8Array;
+  readonly head: Digest;
+}
+
+/** A log as read: its entries in order and its head. */
+export interface LogState {
+  readonly entries: readonly LogEntry[];
+  readonly head: Digest;
+}
+
+function entryName(seq: number): string {
+  return String(seq).padStart(12, "0");
+}
+
+/** isLog reports whether `dir` is a folder (an existing log, possibly empty). */
+export function isLog(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
+/**
+ * readLog reads every entry of the log in `dir` without writing anything, checking that each names
+ * the head before it (`LogBroken` otherwise, or when positions have a gap). A missing folder is an
+ * empty log.
+ */
+export function readLog(dir: string): LogState {
+  if (!isLog(dir)) return { entries: [], head: LOG_GENESIS };
+  const names = readdirSync(dir)
+    .filter((n) => ENTRY_NAME.test(n))
+    .sort();
+  const entries: LogEntry[] = [];
+  let head = LOG_GENESIS;
+  names.forEach((name, i) => {
+    const seq = i + 1;
+    if (name !== entryName(seq)) throw new HostError("LogBroken", `${dir}: entry ${seq} is missing`);
+    const bytes = readFileSync(join(dir, name));
+    const nl = bytes.indexOf(NL);
+    const prev = nl < 0 ? "" : new TextDecoder().decode(bytes.subarray(0, nl));
+    if (!isDigest(prev) || prev !== head)
+      throw new HostError("LogBroken", `${dir}: entry ${seq} does not extend head ${head}`);
+    const next = digestBytes(bytes);
+    entries.push({ seq, prev, payload: bytes.subarray(nl + 1), head: next });
+    head = next;
+  });
+  return { entries, head };
+}
+
+/** createLog makes the log's folder (and its tmp/) when missing; an existing log is left as it is. */
+export function createLog(dir: string): void {
+  mkdirSync(join(dir, "tmp"), { recursive: true });
+}
+
+/**
+ * appendLog appends `payload` after head `expected`; `StaleHead` when the head is no longer
+ * `expected` (before the claim, or because another writer claimed the position first). Returns the
+ * new head once the entry and the folder are fsynced. The log is created when missing.
+ */
+export function appendLog(dir: string, expected: Digest, payload: Uint8Array): Digest {
+  createLog(dir);
+  const { entries, head } = readLog(dir);
+  if (head !== expected) throw new HostError("StaleHead", `${dir}: head is ${head}, expected ${expected}`);
+  const prefix = new TextEncoder().encode(`${expected}\n`);
+  const bytes = new Uint8Array(prefix.length + payload.length);
+  bytes.set(prefix, 0);
+  bytes.set(payload, prefix.length);
+  const tmp = writeTemp(join(dir, "tmp"), bytes);
+  // Ours only if our own link(2) made the name: identical bytes from another writer are not ours.
+  if (!publishExclusive(tmp, join(dir, entryName(entries.length + 1))))
+    throw new HostError("StaleHead", `${dir}: another writer extended head ${expected}`);
+  fsyncDir(dir);
+  return digestBytes(bytes);
+}

@@ -1,0 +1,71 @@
+// The append-only log (packages/host/src/log): compare-and-append on the head, StaleHead for a
+// writer that read an older head, LogBroken for an entry that does not extend the head before it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { digestBytes } from "@sbx/wire";
+import { appendLog, LOG_GENESIS, readLog } from "../../src/log/index.ts";
+import { isHostError } from "../../src/errors.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function withDir(f: (dir: string) => void): void {
+  const d = mkdtempSync(join(tmpdir(), "log-"));
+  try {
+    f(join(d, "log"));
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+}
+
+test("appends chain from the genesis head and read back in order", () => {
+  withDir((dir) => {
+    assert.deepEqual(readLog(dir), { entries: [], head: LOG_GENESIS });
+    const h1 = appendLog(dir, LOG_GENESIS, enc("one"));
+    const h2 = appendLog(dir, h1, enc("two"));
+    const { entries, head } = readLog(dir);
+    assert.equal(head, h2);
+    assert.deepEqual(
+      entries.map((e) => [e.seq, e.prev, dec(e.payload), e.head]),
+      [
+        [1, LOG_GENESIS, "one", h1],
+        [2, h1, "two", h2],
+      ],
+    );
+    assert.equal(h1, digestBytes(enc(`${LOG_GENESIS}\none`)));
+    assert.deepEqual(readdirSync(join(dir, "tmp")), [], "no temp file is left");
+  });
+});
+
+test("a writer that read an older head gets StaleHead and appends nothing", () => {
+  withDir((dir) => {
+    const h1 = appendLog(dir, LOG_GENESIS, enc("a"));
+    assert.throws(
+      () => appendLog(dir, LOG_GENESIS, enc("b")),
+      (e) => isHostError(e, "StaleHead"),
+    );
+    assert.equal(readLog(dir).entries.length, 1);
+    assert.equal(readLog(dir).head, h1);
+  });
+});
+
+test("an entry that does not extend the head before it, or a gap, is LogBroken", () => {
+  withDir((dir) => {
+    const h1 = appendLog(dir, LOG_GENESIS, enc("a"));
+    appendLog(dir, h1, enc("b"));
+    writeFileSync(join(dir, "000000000002"), `${LOG_GENESIS}\nb`);
+    assert.throws(
+      () => readLog(dir),
+      (e) => isHostError(e, "LogBroken"),
+    );
+    rmSync(join(dir, "000000000002"));
+    writeFileSync(join(dir, "000000000003"), `${h1}\nc`);
+    assert.throws(
+      () => readLog(dir),
+      (e) => isHostError(e, "LogBroken"),
+    );
+  });
+});
