@@ -77,10 +77,12 @@ export const command: Command = {
     let retries = 0;
     for (;;) {
       // Replay from the head as it is now; the receipt is built against this head and claims it.
-      // Without --at the spend's time is now, taken again on a retry: receipts' times never go back.
-      const at_ms = timeArg(v.at, "at");
       const file = readLedger(path);
       ledger = SpendLedger.replay(grantStore(file.grants), file.receipts, opts);
+      // Without --at the spend's time is now, taken after the ledger was read (every receipt in it
+      // took its time before it was appended, so before this read) and again on a retry: a leaf's
+      // receipt times never go back.
+      const at_ms = timeArg(v.at, "at");
       const receipt = ledger.spend(chain, host, req, at_ms);
       const known = grantStore(file.grants);
       const fresh: Envelope[] = [...grantStore(chain).entries()]
