@@ -3,10 +3,12 @@
 // signed S5 for a plain child process.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Envelope } from "@sbx/wire";
+import { addressOf, canonicalize, type Envelope } from "@sbx/wire";
+import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
+import { hashFile } from "@sbx/host/gate";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { runCli } from "../src/main.ts";
 
@@ -85,4 +87,66 @@ test("sbx run: contradictory or malformed sandbox flags are usage errors", async
     ["--level", "S9", "--", "true"],
   ])
     assert.equal((await sbxRun(argv)).code, 2, argv.join(" "));
+});
+
+test("sbx run --exec-policy: the gate runs inside the sandbox; a denied exec is refused and journaled", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "sbx-run-gate-"));
+  try {
+    mkdirSync(join(tmp, "ws"));
+    const denied = (await hashFile("/usr/bin/id")).digest;
+    const p = makePolicy("denylist", [], [denied]);
+    writeFileSync(join(tmp, "policy.json"), canonicalize(p));
+    const out = join(tmp, "out");
+    const r = await sbxRun([
+      "--workspace",
+      join(tmp, "ws"),
+      "--exec-policy",
+      join(tmp, "policy.json"),
+      "--out",
+      out,
+      "--json",
+      "--",
+      "/bin/sh",
+      "-c",
+      "/usr/bin/true && echo allowed-ran; /usr/bin/id; echo id-status=$?",
+    ]);
+    assert.equal(r.code, 0, r.err);
+    const stdout = readFileSync(join(out, "stdout"), "utf8");
+    assert.match(stdout, /allowed-ran\nid-status=126\n/);
+    const s = JSON.parse(r.out) as { level: string; gate: { held: boolean; marked: number } | null };
+    assert.equal(s.gate?.held, true);
+    const journal = JSON.parse(readFileSync(join(out, "journal.json"), "utf8")) as {
+      events: { type: string; digest?: string; allowed?: boolean; rule?: string; path?: string }[];
+    };
+    const decisions = journal.events.filter((e) => e.type === "exec.decision");
+    assert.ok(decisions.some((e) => e.digest === denied && e.allowed === false && e.rule === "denied"));
+    assert.ok(
+      decisions.some((e) => e.path === "/usr/bin/true" && e.allowed === true),
+      JSON.stringify(decisions),
+    );
+    const env = JSON.parse(readFileSync(join(out, "attestation.json"), "utf8")) as Envelope;
+    const pred = verifyAttestation(env).predicate;
+    assert.equal(pred.exec_policy, policyAddress(p));
+    // No run head (S5), so the gate's S6 cannot be stated: S4 is what was provided, and stated.
+    assert.equal(pred.level, "S4");
+    assert.equal(s.level, "S4");
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("sbx run --exec-policy: contradictions are usage errors", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "sbx-run-gate-"));
+  try {
+    writeFileSync(join(tmp, "policy.json"), canonicalize(makePolicy("denylist")));
+    const file = join(tmp, "policy.json");
+    for (const argv of [
+      ["--unsandboxed", "--exec-policy", file, "--", "true"],
+      ["--exec-policy", file, "--policy", addressOf({ other: 1 }), "--", "true"],
+      ["--steward", "did:key:z6Mk", "--", "true"],
+    ])
+      assert.equal((await sbxRun(argv)).code, 2, argv.join(" "));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });

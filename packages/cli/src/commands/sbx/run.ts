@@ -19,6 +19,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { gateOpt } from "./run-gate.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -119,6 +120,7 @@ function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, wor
     level,
     sandbox: r.provided,
     limits_hit: r.limits,
+    gate: r.gate,
     workspace,
   };
 }
@@ -144,6 +146,10 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
       `limits       memory ${l.memoryBytes} B, cpu ${l.cpuMillis / 1000}, pids ${l.pids}, /tmp ${p.tmpBytes} B`,
     );
   }
+  if (r.gate !== null)
+    io.out(
+      `exec gate    ${r.gate.held ? "held" : "NOT held"}, ${r.gate.marked} mounts marked, ${r.journal.events.filter((e) => e.type === "exec.decision").length} decisions journaled`,
+    );
   const h = r.limits;
   if (h && (h.oomKills > 0 || h.pidsRefused > 0 || h.disk))
     io.out(
@@ -171,6 +177,7 @@ export const command: Command = {
   name: "run",
   summary: "run a command as a unit: metered, journaled, attested; print energy, journal root, attestation",
   help: `usage: sbx run [--key FILE] [--manifest ADDR] [--policy ADDR] [--grants ADDR] [--level S0…S7]
+               [--exec-policy FILE [--steward DID]]
                [--workspace DIR] [--memory BYTES] [--cpus N] [--pids N] [--tmp-size BYTES]
                [--disk BYTES] [--user NAME] | --unsandboxed [--watch DIR]
                [--timeout-ms N] [--grace-ms N] [--out DIR] [--json] -- CMD [ARGS…]
@@ -186,6 +193,11 @@ export const command: Command = {
   --key FILE       host key file (sbx keygen); default: a fresh key for this run only
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
+  --exec-policy FILE  gate every exec inside the sandbox by content (§5.5.5): FILE is a plain or a
+                   signed exec policy (sbx policy); its address is the one attested. Refused execs
+                   fail with EACCES and are journaled (exec.decision). The gate attaches before CMD
+                   runs; where it cannot, the run is refused, never run ungated
+  --steward DID    with --exec-policy: FILE must be signed by this steward
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
   --level L        state at most L (§9): lowers the level provided, never raises it
   --workspace DIR  the unit's workspace, mounted at /work, the only writable tree; it is handed to
@@ -211,6 +223,8 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       key: { type: "string" },
       manifest: { type: "string" },
       policy: { type: "string" },
+      "exec-policy": { type: "string" },
+      steward: { type: "string" },
       grants: { type: "string" },
       level: { type: "string" },
       unsandboxed: { type: "boolean" },
@@ -235,7 +249,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const maxLevel = levelOpt(values.level);
     const manifest = digestOpt(values.manifest, "manifest");
     const grantsId = digestOpt(values.grants, "grants");
-    const policy = digestOpt(values.policy, "policy");
+    const policyFlag = values.policy === undefined ? undefined : digestOpt(values.policy, "policy");
+    const gate = gateOpt(values["exec-policy"], values.steward, policyFlag, values.unsandboxed !== true);
+    const policy = gate?.policy ?? policyFlag ?? NONE;
     const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     // Last, once every other flag is valid: it may create the default workspace.
     const sandbox = sandboxOpts(values);
@@ -260,6 +276,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         grantsId,
         manifest,
         policy,
+        ...(gate ? { execPolicy: gate.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),
         ...(sandbox ? { sandbox } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
