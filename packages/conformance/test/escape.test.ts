@@ -16,6 +16,7 @@ const EXPECTED = [
   "sandbox-kernel",
   "sandbox-host-uid",
   "sandbox-inherited-fd",
+  "sandbox-handshake-fds",
 ];
 
 let cases: EscapeCase[] = [];

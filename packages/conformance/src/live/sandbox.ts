@@ -4,15 +4,24 @@
 // worked; the host also checks from outside what the probe could have changed. The conformance
 // harness (C8 live) and packages/conformance/test/escape.test.ts run it.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+} from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { addressOf, testKey } from "@sbx/wire";
+import { testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
-import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
-import { runUnit, type RunUnitResult } from "@sbx/host/run";
+import { runScript, type RunUnitResult } from "@sbx/host/run";
+import { makePolicy } from "@sbx/sandbox-attest/execpolicy";
 import { cgroupProcs, sandboxUnavailableReason, startSandbox, type SandboxOptions } from "@sbx/host/sandbox";
 
 /** One case's result (the conformance LiveCase shape). */
@@ -26,26 +35,9 @@ export interface EscapeCase {
 /** The level a sandboxed runUnit interval provides (§9): isolated, metered, attested, journaled. */
 export const SANDBOX_LEVEL = "S4";
 
-const none = addressOf({});
-
-/** inSandbox runs `/bin/sh -c script` in a fresh sandbox and returns the run. */
-export async function inSandbox(script: string, o: Partial<SandboxOptions> = {}): Promise<RunUnitResult> {
-  const workspace = o.workspace ?? mkdtempSync(join(tmpdir(), "sbx-escape-"));
-  try {
-    return await runUnit({
-      argv: ["/bin/sh", "-c", script],
-      hostKey: testKey("host"),
-      // The unit descriptor runUnit builds by default (argv, manifest, the level asked): its address.
-      unitId: unitId(makeUnit({ argv: ["/bin/sh", "-c", script], manifest: none, level: "S0" })),
-      grantsId: none,
-      manifest: none,
-      policy: none,
-      sandbox: { ...o, workspace },
-      timeoutMs: 30_000,
-    });
-  } finally {
-    if (o.workspace === undefined) rmSync(workspace, { recursive: true, force: true });
-  }
+/** inSandbox runs `/bin/sh -c script` in a fresh sandbox (@sbx/host runScript) and returns the run. */
+export function inSandbox(script: string, o: Partial<SandboxOptions> = {}): Promise<RunUnitResult> {
+  return runScript(script, { sandbox: o, hostKey: testKey("host") });
 }
 
 /** judge: the probe ran, nothing escaped, and the attestation states the level provided. */
@@ -286,6 +278,49 @@ async function hostUid(): Promise<EscapeCase> {
 }
 
 /**
+ * The gated sandbox's handshake (§5.5.5) passes two pipes into bwrap (fds 7 and 8); the inner stage
+ * closes them before the command. From inside, bwrap's pid 1 holds only stdio and its own anonymous
+ * inodes, and the probe's own descriptors are stdio or copies of it; from outside, bwrap's monitor holds no pipe or
+ * file of the host beyond stdio and its status socket.
+ */
+async function handshakeFds(): Promise<EscapeCase> {
+  const script =
+    "echo RAN; o=$(readlink /proc/1/fd/1); e=$(readlink /proc/1/fd/2); find /proc/1/fd /proc/$$/fd -mindepth 1 -printf '%p %l\\n' > /tmp/fds; " +
+    'while read p l; do case "$p:$l" in */[012]:*|*:anon_inode:*|*:"$o"|*:"$e") ;; *) echo "ESCAPE:$p=$l" ;; esac; done < /tmp/fds; ' +
+    "for n in 7 8; do (echo x >&$n) 2>/dev/null && echo ESCAPE:write-fd$n; (echo x >/proc/1/fd/$n) 2>/dev/null && echo ESCAPE:proc1-fd$n; done; sleep 0.3; exit 0";
+  const ws = mkdtempSync(join(tmpdir(), "sbx-escape-gate-"));
+  const seen: string[] = [];
+  const running = runScript(script, {
+    sandbox: { workspace: ws },
+    execPolicy: makePolicy("denylist"),
+    hostKey: testKey("host"),
+  });
+  // Meanwhile, from the host: bwrap's monitor (the launcher's process once it exec'd bwrap).
+  for (let i = 0; i < 20 && seen.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n)))
+      try {
+        if (readlinkSync(`/proc/${pid}/exe`) !== "/usr/bin/bwrap") continue;
+        // The launcher is this process's child and became bwrap's monitor by exec.
+        if (!readFileSync(`/proc/${pid}/stat`, "latin1").includes(`) S ${String(process.pid)} `)) continue;
+        for (const fd of readdirSync(`/proc/${pid}/fd`))
+          seen.push(`${fd}=${readlinkSync(`/proc/${pid}/fd/${fd}`)}`);
+      } catch {
+        // gone, or not ours
+      }
+  }
+  const r = await running;
+  rmSync(ws, { recursive: true, force: true });
+  const host = seen.filter((s) => !/^(\d+=anon_inode:|[0-2]=|6=socket:|\d+=pipe:)/.test(s));
+  return judge(
+    "sandbox-handshake-fds",
+    "the gate's handshake descriptors are closed: nothing of the host's is reachable through /proc/1/fd",
+    r,
+    r.gate?.held !== true ? "the run was not gated" : host.length ? `monitor holds ${host.join(", ")}` : null,
+  );
+}
+
+/**
  * runEscapeBattery (§5, §12) runs every escape probe in a real sandbox and returns one case each.
  * Where no sandbox can be built, one failing case says why (a battery that cannot run never passes).
  */
@@ -305,6 +340,7 @@ export async function runEscapeBattery(): Promise<EscapeCase[]> {
     namespaces,
     kernel,
     hostUid,
+    handshakeFds,
   ])
     out.push(await c());
   out.push(inheritedFd());

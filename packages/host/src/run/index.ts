@@ -6,3 +6,5 @@ export type { Resolved } from "./program.ts";
 export { StreamRecorder, DEFAULT_CHUNK_BYTES } from "./stdio.ts";
 export type { StreamSummary } from "./stdio.ts";
 export { scanFiles, journalWrites, MAX_SCAN_ENTRIES } from "./files.ts";
+export { runScript } from "./script.ts";
+export type { ScriptOptions } from "./script.ts";
