@@ -1,64 +1,25 @@
-// §5.5 / C8 live battery: real processes under the kernel gate of @sbx/host, each case checked
-// against its journal. Class C8 of the conformance harness runs it; the node:test battery in
-// packages/host/test/gate asserts the same behaviour case by case.
-import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// §5.5 / C8 live battery: real processes inside the reference host's gated sandbox (live/gated.ts),
+// each case checked against its journal and the level its attestation states. Class C8 of the
+// conformance harness runs it; packages/host/test/gate and packages/host/test/sandbox/gate.test.ts
+// assert the same behaviour case by case.
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Digest } from "@sbx/wire";
-import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import {
-  EXECVEAT_PROBE_PATH,
-  LoaderSet,
-  gateUnavailableReason,
-  hashFile,
-  runGated,
-  startGate,
-  type GateResult,
-} from "@sbx/host/gate";
+import { makePolicy } from "@sbx/sandbox-attest/execpolicy";
+import { gateUnavailableReason } from "@sbx/host/gate";
+import { sandboxUnavailableReason } from "@sbx/host/sandbox";
 import type { LiveCase } from "../types.ts";
-
-interface Ctx {
-  readonly ws: string;
-  readonly denied: Digest;
-  readonly ok: Digest;
-  readonly python: string;
-  readonly loaders: LoaderSet;
-}
-
-const LOADER = "/lib64/ld-linux-x86-64.so.2";
-
-function compile(ws: string, name: string): string {
-  const src = join(ws, `${name}.c`);
-  writeFileSync(
-    src,
-    `#include <stdio.h>\nint main(int c,char**v){if(c>1){FILE*f=fopen(v[1],"w");if(f)fclose(f);}puts("${name.toUpperCase()}-RAN");return 0;}\n`,
-  );
-  const r = spawnSync("cc", ["-O1", "-o", join(ws, name), src], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`cc: ${r.stderr}`);
-  return join(ws, name);
-}
-
-async function setup(): Promise<Ctx> {
-  const ws = mkdtempSync(join(tmpdir(), "sbx-c8-"));
-  const denied = (await hashFile(compile(ws, "denied"))).digest;
-  const ok = (await hashFile(compile(ws, "allowed"))).digest;
-  copyFileSync(EXECVEAT_PROBE_PATH, join(ws, "execveat-probe"));
-  chmodSync(join(ws, "execveat-probe"), 0o755);
-  const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], {
-    encoding: "utf8",
-  }).stdout.trim();
-  return { ws, denied, ok, python, loaders: await new LoaderSet().loadHost() };
-}
-
-/** outcome makes a case's result; `detail` is kept only when it failed. */
-function outcome(id: string, desc: string, passed: boolean, detail?: string): LiveCase {
-  return { id, desc, passed, ...(passed || detail === undefined ? {} : { detail }) };
-}
-
-function sh(c: Ctx, policy: ExecPolicy, script: string): Promise<GateResult> {
-  return runGated({ policy, command: ["/bin/sh", "-c", script], workspace: c.ws, loaders: c.loaders });
-}
+import {
+  gateHelpers,
+  LOADER,
+  outcome,
+  PYTHON,
+  ranDenied,
+  refused,
+  setup,
+  sh,
+  type Ctx,
+  type Ran,
+} from "./gated.ts";
 
 const DENY_CASES: readonly (readonly [string, string, string])[] = [
   ["direct", "run directly", "./denied m"],
@@ -74,7 +35,7 @@ const DENY_CASES: readonly (readonly [string, string, string])[] = [
   ],
   ["env", "through env", "env ./denied m"],
   ["sh-c", "through sh -c", "sh -c './denied m'"],
-  ["python-execv", "through python3 os.execv", 'PY -c \'import os; os.execv("./denied", ["d", "m"])\''],
+  ["python-execv", "through python3 os.execv", `${PYTHON} -c 'import os; os.execv("./denied", ["d", "m"])'`],
   ["execveat", "through execveat(2) with a directory fd", "./execveat-probe . denied m"],
   ["execveat-empty", "through execveat(2) with AT_EMPTY_PATH", "./execveat-probe ./denied '' m"],
   ["loader", "through the dynamic loader", `${LOADER} ./denied m`],
@@ -85,32 +46,34 @@ const DENY_CASES: readonly (readonly [string, string, string])[] = [
   ],
 ];
 
+/** held: the gate held the interval and the attestation states S6 (the interval continues a run head). */
+const held = (r: Ran) => r.held && r.level === "S6";
+
 async function denyCase(c: Ctx, id: string, desc: string, script: string): Promise<LiveCase> {
   rmSync(join(c.ws, "m"), { force: true });
-  const r = await sh(c, makePolicy("denylist", [], [c.denied]), script.replace("PY", c.python));
-  const journaled = r.journal.events.some(
-    (e) => e.type === "exec.decision" && e.digest === c.denied && !e.allowed && e.rule === "denied",
-  );
-  const ran = r.stdout.includes("DENIED-RAN") || existsSync(join(c.ws, "m"));
-  const passed = !ran && journaled && !r.decisions.some((d) => d.digest === c.denied && d.allowed);
+  const r = await sh(c, makePolicy("denylist", [], [c.denied]), script);
+  const journaled = refused(r, c.denied).some((e) => e.rule === "denied");
+  const ran = ranDenied(c, r);
+  const passed = !ran && journaled && held(r) && !r.decisions.some((d) => d.digest === c.denied && d.allowed);
   return outcome(
     `c8-live-deny-${id}`,
-    `a denied binary is refused ${desc}`,
+    `a denied binary is refused ${desc}, inside the sandbox`,
     passed,
-    `ran=${ran} journaled=${journaled}`,
+    `ran=${ran} journaled=${journaled} held=${r.held} level=${r.level}`,
   );
 }
 
 async function memfdCase(c: Ctx): Promise<LiveCase> {
   const py = `import os\nfd=os.memfd_create('x')\nos.write(fd, open('./denied','rb').read())\ntry:\n  os.execve(fd, ['x','m'], {})\nexcept OSError as e:\n  print('REFUSED', e.errno)`;
   writeFileSync(join(c.ws, "memfd.py"), py);
-  const r = await sh(c, makePolicy("denylist", [], [c.denied]), `${c.python} memfd.py`);
-  const passed = r.stdout.includes("REFUSED") && !r.stdout.includes("DENIED-RAN");
+  rmSync(join(c.ws, "m"), { force: true });
+  const r = await sh(c, makePolicy("denylist", [], [c.denied]), `${PYTHON} memfd.py`);
+  const passed = r.stdout.includes("REFUSED") && !ranDenied(c, r) && held(r);
   return outcome(
     "c8-live-deny-memfd",
     "memfd_create + fexecve is refused (vm.memfd_noexec=2)",
     passed,
-    r.stdout,
+    r.stdout + r.stderr,
   );
 }
 
@@ -167,44 +130,54 @@ async function allowlistCases(c: Ctx): Promise<LiveCase[]> {
   const run = await sh(c, policy, TOOLCHAIN);
   const ranAll = run.code === 0 && run.decisions.length > 0 && run.decisions.every((d) => d.allowed);
   const out = await sh(c, policy, "./allowed; /usr/bin/id; exit 0");
-  const refused =
+  const notAllowed =
     !out.stdout.includes("ALLOWED-RAN") && out.decisions.filter((d) => d.rule === "not-allowed").length >= 2;
   return [
     outcome(
       "c8-live-allowlist-toolchain",
       "a pipeline, make and git run with their digests allowed",
-      ranAll,
-      run.stderr,
+      ranAll && held(run),
+      learn.stderr + run.stderr,
     ),
-    outcome("c8-live-allowlist-outside", "binaries outside the allowlist are refused (not-allowed)", refused),
+    outcome(
+      "c8-live-allowlist-outside",
+      "binaries outside the allowlist are refused (not-allowed)",
+      notAllowed,
+    ),
   ];
 }
 
 async function killCase(c: Ctx): Promise<LiveCase> {
-  const s = await startGate({
-    policy: makePolicy("denylist", [], [c.denied]),
-    command: ["/bin/sh", "-c", "while :; do ./denied m; sleep 0.02; done"],
-    workspace: c.ws,
-    loaders: c.loaders,
-  });
-  while (!s.decisions.some((d) => d.digest === c.denied)) await new Promise((r) => setTimeout(r, 20));
-  process.kill(s.helperPid, "SIGKILL");
-  await s.done;
-  const end = Date.now() + 5000;
-  while (existsSync(`/proc/${s.sandboxPid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  const passed = !existsSync(`/proc/${s.sandboxPid}`) && !existsSync(join(c.ws, "m"));
+  for (const f of ["m", "started", "survived"]) rmSync(join(c.ws, f), { force: true });
+  const running = sh(
+    c,
+    makePolicy("denylist", [], [c.denied]),
+    "touch started; i=0; while [ $i -lt 100 ]; do ./denied m; sleep 0.05; i=$((i+1)); done; touch survived",
+  );
+  const end = Date.now() + 20_000;
+  while (!existsSync(join(c.ws, "started")) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  const helpers = gateHelpers();
+  for (const pid of helpers) process.kill(pid, "SIGKILL");
+  const t0 = Date.now();
+  const r = await running;
+  const stopped = Date.now() - t0 < 4000 && !existsSync(join(c.ws, "survived"));
+  const passed = helpers.length === 1 && stopped && !ranDenied(c, r) && !r.held && r.level !== "S6";
   return outcome(
     "c8-live-helper-killed",
-    "killing the helper stops the sandbox; the denied binary never runs",
+    "killing the helper stops the sandbox; the denied binary never runs; S6 is not stated",
     passed,
+    `helpers=${helpers.length} stopped=${stopped} held=${r.held} level=${r.level}`,
   );
 }
 
-/** runBattery runs the §5.5 live battery (C8); where the gate cannot run, every case fails with the reason. */
+/**
+ * runBattery runs the §5.5 live battery (C8) inside the reference host's gated sandbox; where the
+ * gate or the sandbox cannot run, one failing case says why.
+ */
 export async function runBattery(): Promise<LiveCase[]> {
-  const why = gateUnavailableReason();
+  const why = gateUnavailableReason() ?? sandboxUnavailableReason();
   if (why !== null) return [outcome("c8-live-gate", "the exec gate runs on this host", false, why)];
-  const c = await setup();
+  const c = await setup("sbx-c8-");
   try {
     const out: LiveCase[] = [];
     for (const [id, desc, script] of DENY_CASES) out.push(await denyCase(c, id, desc, script));

@@ -223,7 +223,8 @@ async function namespaces(): Promise<EscapeCase> {
   const script =
     "echo RAN; unshare -U true 2>/dev/null && echo ESCAPE:unshare-U; unshare -r true 2>/dev/null && echo ESCAPE:unshare-r; " +
     perl(
-      'syscall(272, 0x10000000) == -1 or print "ESCAPE:unshare-syscall\\n"; syscall(56, 0x10000000|17, 0, 0, 0, 0) == -1 or print "ESCAPE:clone-newuser\\n"',
+      'syscall(272, 0x10000000) == -1 or print "ESCAPE:unshare-syscall\\n"; syscall(56, 0x10000000|17, 0, 0, 0, 0) == -1 or print "ESCAPE:clone-newuser\\n"; ' +
+        'my $ca = pack("Q11", 0x10000000, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0); my $r = syscall(435, $ca, 88); $r == 0 and exit 0; $r == -1 or print "ESCAPE:clone3-newuser\\n"',
     ) +
     "; exit 0";
   return judge("sandbox-user-namespace", "no user namespace can be created", await inSandbox(script));

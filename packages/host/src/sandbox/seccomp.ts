@@ -1,7 +1,8 @@
 // §5.1, §12 The sandbox's seccomp filter, written as classic BPF (struct sock_filter: u16 code,
 // u8 jt, u8 jf, u32 k; 8 bytes each, little-endian) and handed to bwrap with `--seccomp FD`.
 // The filter checks the architecture first (any audit arch but x86-64 is killed, and so is the x32
-// ABI), then refuses with EPERM the system calls a unit has no business making: new namespaces,
+// ABI), answers clone3 with ENOSYS (its flags lie in memory the filter cannot read; the C library
+// falls back to clone), then refuses with EPERM the system calls a unit has no business making: new namespaces,
 // mounts, ptrace and cross-process memory access, asynchronous I/O (io_setup/io_submit, io_uring),
 // the kernel keyring, module and kexec loading, bpf, perf events, userfaultfd, file handles, and
 // terminal injection (TIOCSTI, TIOCLINUX). `personality` is limited to PER_LINUX.
@@ -13,6 +14,9 @@ export const AUDIT_ARCH_X86_64 = 0xc000003e;
 /** Syscall numbers at or above this bit are the x32 ABI, which the filter refuses. */
 const X32_SYSCALL_BIT = 0x40000000;
 const EPERM = 1;
+const ENOSYS = 38;
+/** clone3 carries its flags in memory a filter cannot read: ENOSYS, so the C library falls back to clone. */
+const NR_CLONE3 = 435;
 
 // BPF opcodes (linux/filter.h, linux/bpf_common.h).
 const LD_W_ABS = 0x20;
@@ -50,7 +54,6 @@ export const DENIED_X86_64: Readonly<Record<string, number>> = {
   open_tree_attr: 467,
   unshare: 272,
   setns: 308,
-  clone3: 435,
   io_setup: 206,
   io_destroy: 207,
   io_getevents: 208,
@@ -114,6 +117,8 @@ export function filterInstructions(): Insn[] {
   const p: Insn[] = [ld(OFF_ARCH), jeq(AUDIT_ARCH_X86_64, 1, 0), ret(RET_KILL_PROCESS), ld(OFF_NR)];
   p.push([JGE_K, 0, 1, X32_SYSCALL_BIT], ret(RET_KILL_PROCESS));
   for (const nr of Object.values(DENIED_X86_64)) p.push(jeq(nr, 0, 1), ret(RET_ERRNO | EPERM));
+  // EPERM here would not make glibc fall back (posix_spawn, hence make, would fail); ENOSYS does.
+  p.push(jeq(NR_CLONE3, 0, 1), ret(RET_ERRNO | ENOSYS));
   // clone: refused when its flags ask for any new namespace (flags are args[0], an unsigned long;
   // every CLONE_NEW* bit lies in the low 32 bits).
   p.push(jeq(NR_CLONE, 0, 4), ld(argLow(0)), [JSET_K, 0, 1, CLONE_NEW_MASK], ret(RET_ERRNO | EPERM));
