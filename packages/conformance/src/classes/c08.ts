@@ -25,7 +25,7 @@ import { errCase, flipBase64Byte, okCase, signedRaw } from "../generate/build.ts
 import { obj, optionalStrings } from "./input.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, LiveCase, Vector } from "../types.ts";
-import { routeBattery } from "./c08-routes.ts";
+import { routeBattery } from "../live/routes.ts";
 
 const C = "C8" as const;
 const steward = key("steward");
