@@ -3,11 +3,11 @@
 import { describe, test } from "node:test";
 import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makePolicy, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { EXECVEAT_PROBE_PATH } from "@sbx/host/gate";
-import { LOADER, withFixture, refusals, runSh, type Fixture } from "./fixture.ts";
+import { withFixture, refusals, runSh, type Fixture } from "./fixture.ts";
+import { assertRefused, DENY_ROUTES, denyScript, prepareDenyRoutes } from "./routes-table.ts";
 
 let f: Fixture;
 let policy: ExecPolicy;
@@ -15,48 +15,14 @@ let policy: ExecPolicy;
 withFixture((x) => {
   f = x;
   policy = makePolicy("denylist", [], [f.deniedDigest]);
-  mkdirSync(join(f.ws, "sub/deeper"), { recursive: true });
-  copyFileSync(f.denied, join(f.ws, "renamed-tool"));
-  chmodSync(join(f.ws, "renamed-tool"), 0o755);
-  writeFileSync(join(f.ws, "script.sh"), `#!${f.denied}\necho script body\n`, { mode: 0o755 });
-  copyFileSync(EXECVEAT_PROBE_PATH, join(f.ws, "execveat-probe"));
-  chmodSync(join(f.ws, "execveat-probe"), 0o755);
+  prepareDenyRoutes(f.ws, f.denied, f.denied);
 });
 
-/** The cases: a script that tries to run the denied binary one way, and the route it must be refused on. */
-const cases: [string, string, "direct" | "interpreter" | "loader"][] = [
-  ["directly", "./denied m", "direct"],
-  ["renamed", "mv renamed-tool other-name && ./other-name m", "direct"],
-  ["moved", "cp denied sub/deeper/tool && mv sub/deeper/tool sub/moved && ./sub/moved m", "direct"],
-  ["copied", "cp denied copy && ./copy m", "direct"],
-  ["hard-linked", "ln denied hard && ./hard m", "direct"],
-  ["symlinked", "ln -s denied sym && ./sym m", "direct"],
-  ["as a shebang interpreter", "./script.sh m", "interpreter"],
-  ["through env", "env ./denied m", "direct"],
-  ["through sh -c", "sh -c './denied m'", "direct"],
-  ["through python3 os.execv", 'PY -c \'import os; os.execv("./denied", ["denied", "m"])\'', "direct"],
-  ["through execveat (dirfd + name)", "./execveat-probe . denied m", "direct"],
-  ["through execveat (AT_EMPTY_PATH, fexecve form)", "./execveat-probe ./denied '' m", "direct"],
-  ["through the dynamic loader", `${LOADER} ./denied m`, "loader"],
-  [
-    "through a renamed copy of the loader",
-    `cp ${LOADER} ./not-a-loader && ./not-a-loader ./denied m`,
-    "loader",
-  ],
-];
-
 describe("denylist: a denied binary is refused", () => {
-  for (const [name, script, route] of cases)
+  for (const [name, script, route] of DENY_ROUTES)
     test(name, { timeout: 30_000 }, async () => {
-      const r = await runSh(f, policy, `rm -f m; ${script.replace("PY", f.python)}; echo "status=$?"`);
-      assert.ok(!r.stdout.includes("DENIED-RAN"), `the denied binary ran: ${r.stdout}`);
-      assert.ok(!existsSync(join(f.ws, "m")), "the denied binary left its marker");
-      const refused = refusals(r, f.deniedDigest);
-      assert.ok(refused.length > 0, `no refusal journaled: ${JSON.stringify(r.decisions)}`);
-      assert.ok(
-        refused.some((d) => d.route === route && d.rule === "denied" && d.digest === f.deniedDigest),
-        `no ${route} refusal: ${JSON.stringify(refused)}`,
-      );
+      const r = await runSh(f, policy, denyScript(script, f.python));
+      assertRefused(r.stdout, refusals(r, f.deniedDigest), f.ws, f.deniedDigest, route);
       assert.equal(r.code, 0, r.stderr);
     });
 
