@@ -1,7 +1,8 @@
 // Sandbox start-to-exit (sandbox-attest §5): /bin/true run bare, run in bwrap with the same flags by
-// hand (the anchor: setpriv and bwrap, with the seccomp program, /etc and workspace opened once
-// beforehand, no cgroup), run by the launcher (its private mount namespace, the workspace bind, the
-// descriptors closed) and bwrap, run by startSandbox (a fresh run cgroup with its limits, a
+// hand (the anchor: bwrap spawned directly as the sandbox's host uid, with the seccomp program, /etc
+// and workspace opened once beforehand, no cgroup), run by the launcher (native sbx-launch: the
+// private mount namespace and workspace bind, the descriptors closed, the uid and capability drop)
+// and bwrap, run by startSandbox (a fresh run cgroup with its limits, a
 // generated /etc, the seccomp program, the leftovers' kill and the cgroup's removal), and run by
 // runUnit in the sandbox (plus the meter, the journal, the receipt and the signed attestation).
 // The four are interleaved round by round, so a busy machine slows them alike; medians are printed.
@@ -39,13 +40,14 @@ const GATE_ROUNDS = Number(process.env.SANDBOX_GATE_BENCH_ROUNDS ?? 10);
 const EXECS = Number(process.env.SANDBOX_GATE_BENCH_EXECS ?? 500);
 
 /** timed runs argv once; `fds` become descriptors 3, 4, 5 (bwrap's seccomp, workspace and /etc). */
-function timed(argv: readonly string[], fds: readonly number[] = []): Promise<number> {
+function timed(argv: readonly string[], fds: readonly number[] = [], uid?: number): Promise<number> {
   const t = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     // Descriptor 6 is bwrap's status pipe (--json-status-fd), as startSandbox gives it.
     const mid = [0, 1, 2].map((i) => fds[i] ?? "ignore");
     const stdio = ["ignore", "ignore", "ignore", ...mid, "pipe"] as ("ignore" | "pipe" | number)[];
-    const c = spawn(argv[0] ?? "", argv.slice(1), { stdio, env: {} });
+    const ids = uid === undefined ? {} : { uid, gid: uid };
+    const c = spawn(argv[0] ?? "", argv.slice(1), { stdio, env: {}, ...ids });
     (c.stdio[6 as 4] as Readable | null)?.resume();
     c.once("error", reject);
     c.once("close", (code) => {
@@ -82,17 +84,9 @@ export default async function bench(): Promise<void> {
     env,
     argv: ["/bin/true"],
   };
-  // By hand: setpriv and bwrap with the same flags, the descriptors opened here beforehand.
-  const bwrapOnly = [
-    TOOLS.setpriv,
-    `--reuid=${DEFAULT_HOST_UID}`,
-    `--regid=${DEFAULT_HOST_UID}`,
-    "--clear-groups",
-    "--inh-caps=-all",
-    "--bounding-set=-all",
-    TOOLS.bwrap,
-    ...bwrapArgs(plan),
-  ];
+  // By hand: bwrap with the same flags, started directly as the sandbox's host uid (node's spawn
+  // sets uid, gid and no groups), the descriptors opened here beforehand.
+  const bwrapOnly = [TOOLS.bwrap, ...bwrapArgs(plan)];
   // bwrap reads the seccomp descriptor to its end: each run gets fresh descriptors (opened untimed).
   const open = () => [openSync(join(scratch, "seccomp.bpf"), "r"), openSync(ws, "r"), openSync(etc.dir, "r")];
   const launcher = launcherArgv(
@@ -120,7 +114,7 @@ export default async function bench(): Promise<void> {
     for (let i = 0; i <= ROUNDS; i++) {
       const bare = await timed(["/bin/true"]);
       const fds = open();
-      const bw = await timed(bwrapOnly, fds).finally(() => {
+      const bw = await timed(bwrapOnly, fds, DEFAULT_HOST_UID).finally(() => {
         for (const fd of fds) closeSync(fd);
       });
       const la = await timed(launcher);
@@ -152,7 +146,7 @@ export default async function bench(): Promise<void> {
   row("bare /bin/true", ms(median(s.bare)), median(s.bare) / anchor, "bwrap by hand");
   row("bwrap by hand, same flags (anchor)", ms(anchor), 1, "bwrap by hand");
   row(
-    "launcher + bwrap (mount ns, fds closed)",
+    "sbx-launch + bwrap (mount ns, fds closed, drop)",
     ms(median(s.launcher)),
     median(s.launcher) / anchor,
     "bwrap by hand",

@@ -3,6 +3,7 @@
 # the machine's C compiler, into packages/host/native/build/ (gitignored). Nothing is downloaded.
 #   execgate        the helper: warnings are errors, hardened (fortify, stack protector and clash
 #                   protection, CET, PIE, full RELRO).
+#   sbx-launch      the sandbox launcher (§5.1), hardened like the helper.
 #   execgate-asan   the test build: AddressSanitizer and UBSan, and the fault hooks (-DEXECGATE_FAULTS,
 #                   $EXECGATE_FAULT) with which the tests make calls fail that never fail on a healthy
 #                   host. Never used to guard a run (packages/host/test/gate/asan.test.ts).
@@ -39,4 +40,6 @@ build() { # build NAME FLAGS… -- SOURCES…
 }
 build execgate "${hard[@]}" -- "${src[@]}"
 build execveat-probe "${hard[@]}" -- "$here/execveat-probe.c"
+# The sandbox launcher (§5.1): joins the cgroups, closes descriptors, drops to the sandbox's uid, execs bwrap.
+build sbx-launch "${hard[@]}" -- "$here/launch.c"
 build execgate-asan "${asan[@]}" -- "${src[@]}"

@@ -1,10 +1,13 @@
 // §5.1–§5.4 The bubblewrap command line of a sandbox, and the launcher that starts it: the launcher
-// (bash, run as root, in a private mount namespace of its own when the workspace must be rebound) joins the run's cgroups, closes every
-// descriptor but stdio and the status pipe, binds the workspace where the sandbox's uid can reach it,
-// opens the seccomp program, the workspace and the generated /etc on fixed descriptors, and execs
-// setpriv, which drops to the sandbox's unprivileged host uid (no groups, no capabilities, no
-// inheritable or bounding set) and execs bwrap. bwrap then unshares every namespace (user, mount,
-// pid, ipc, uts, cgroup, network), maps the user inside onto that host uid, and runs the command.
+// (native/launch.c, run as root) joins the run's cgroups, closes every descriptor but stdio, the
+// status descriptor and, for a gated sandbox, the gate's two handshake descriptors, binds the
+// workspace where the sandbox's uid can reach it (in a private mount namespace, only when a parent of
+// the workspace is closed to that uid), opens the seccomp program, the workspace and the generated
+// /etc on fixed descriptors, drops to the sandbox's unprivileged host uid (no groups, no
+// capabilities in any set, the bounding and ambient sets emptied; each step read back) and execs
+// bwrap. bwrap then unshares every namespace (user, mount, pid, ipc, uts, cgroup, network), maps the
+// user inside onto that host uid, and runs the command.
+import { fileURLToPath } from "node:url";
 import { systemEntries, type SandboxUser, type SystemEntry } from "./system.ts";
 
 /**
@@ -28,14 +31,13 @@ export const GATE_GO_FD = 8;
  */
 const GATE_STAGE = `echo up >&${GATE_READY_FD} || exit 125; read go <&${GATE_GO_FD} || exit 125; [ "$go" = go ] || exit 125; exec ${GATE_READY_FD}>&- ${GATE_GO_FD}<&-; exec "$@"`;
 
-/** Where the tools the launcher needs live; all are in Debian's essential set or `bubblewrap`. */
+/** Where bubblewrap lives (Debian package `bubblewrap`). */
 export const TOOLS = {
-  bash: "/usr/bin/bash",
-  setpriv: "/usr/bin/setpriv",
-  unshare: "/usr/bin/unshare",
-  mount: "/usr/bin/mount",
   bwrap: "/usr/bin/bwrap",
 } as const;
+
+/** The launcher built by `npm run build` (packages/host/native/build.sh, from launch.c). */
+export const LAUNCH_PATH = fileURLToPath(new URL("../../native/build/sbx-launch", import.meta.url));
 
 /** What one sandbox is made of, as the command line states it. */
 export interface BwrapPlan {
@@ -84,17 +86,6 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   return [...a, "--", ...argv];
 }
 
-/** The launcher script (bash -c); its positional parameters are described at launcherArgv. */
-const LAUNCHER = [
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
-  `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}|${GATE_READY_FD}|${GATE_GO_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
-  "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
-  // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
-  // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
-  `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
-  `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
-].join("\n");
-
 /** What the launcher needs besides the bwrap arguments. */
 export interface LaunchPaths {
   /** Cgroup directories to join (cgroup.procs written in each, in order). */
@@ -118,28 +109,16 @@ export interface LaunchPaths {
 export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[] {
   if (!Number.isSafeInteger(p.hostUid) || p.hostUid <= 0)
     throw new RangeError("the sandbox's host uid must be a positive integer (never root)");
-  const drop = [
-    TOOLS.setpriv,
-    `--reuid=${p.hostUid}`,
-    `--regid=${p.hostUid}`,
-    "--clear-groups",
-    "--inh-caps=-all",
-    "--bounding-set=-all",
-  ];
-  const ns = p.mountpoint === null ? [] : [TOOLS.unshare, "--mount", "--propagation", "private"];
   return [
-    ...ns,
-    TOOLS.bash,
-    "-c",
-    LAUNCHER,
-    "sbx-sandbox",
+    LAUNCH_PATH,
+    String(p.hostUid),
     String(p.cgroups.length),
     ...p.cgroups,
     p.seccompFile,
     p.workspace,
     p.etc,
     p.mountpoint ?? "",
-    ...drop,
+    "--",
     TOOLS.bwrap,
     ...bwrap,
   ];

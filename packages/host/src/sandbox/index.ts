@@ -26,7 +26,7 @@ export {
   AUDIT_ARCH_X86_64,
   CLONE_NEW_MASK,
 } from "./seccomp.ts";
-export { bwrapArgs, launcherArgv, TOOLS } from "./bwrap.ts";
+export { bwrapArgs, launcherArgv, LAUNCH_PATH, TOOLS } from "./bwrap.ts";
 export type { BwrapPlan, LaunchPaths } from "./bwrap.ts";
 export { sandboxUser, systemEntries, etcFiles, writeEtc, sharedSystemDir, DEFAULT_USER } from "./system.ts";
 export type { SandboxUser, SystemEntry } from "./system.ts";

@@ -7,7 +7,15 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { HostError } from "../errors.ts";
-import { bwrapArgs, GATE_GO_FD, GATE_READY_FD, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
+import {
+  bwrapArgs,
+  GATE_GO_FD,
+  GATE_READY_FD,
+  LAUNCH_PATH,
+  launcherArgv,
+  STATUS_FD,
+  TOOLS,
+} from "./bwrap.ts";
 import {
   cgroupProcs,
   createRunCgroup,
@@ -135,8 +143,13 @@ export function sandboxUnavailableReason(): string | null {
     try {
       accessSync(t, constants.X_OK);
     } catch {
-      return `${t} is missing (Debian packages bash, util-linux, bubblewrap)`;
+      return `${t} is missing (Debian package bubblewrap)`;
     }
+  try {
+    accessSync(LAUNCH_PATH, constants.X_OK);
+  } catch {
+    return `the sandbox launcher is not built (${LAUNCH_PATH}); run npm run build`;
+  }
   return null;
 }
 
