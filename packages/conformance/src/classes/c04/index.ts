@@ -34,7 +34,9 @@ const ops: Record<string, Handler> = {
     const index = obj(i).index;
     // §11.3: an index with no leaf behind it is refused with a code, never an uncoded failure.
     if (typeof index !== "number" || !Number.isSafeInteger(index) || index < 0 || index >= events.length)
-      throw Object.assign(new Error(`no event ${JSON.stringify(index)} to prove`), { code: "InclusionProofInvalid" });
+      throw Object.assign(new Error(`no event ${JSON.stringify(index)} to prove`), {
+        code: "InclusionProofInvalid",
+      });
     return { proof: J(Journal.from(events).prove(index)) };
   },
   "journal.verify": (i) => (verifyJournal(list(obj(i).events), obj(i).head), null),
