@@ -291,6 +291,12 @@ pub struct Envelope<'a> {
     pub sigs: Vec<(&'a str, Vec<u8>)>,
 }
 
+/// text_len is a string's length in characters as sandbox-attest §2.9 counts them: UTF-16 code
+/// units, so a character above U+FFFF counts two.
+pub fn text_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
 /// exact_members says whether `v` is an object with exactly the members `names`.
 pub fn exact_members(v: &Value, names: &[&str]) -> bool {
     let keys = v.keys();

@@ -67,7 +67,7 @@ fn outcome_ok(o: &Value) -> bool {
         }
         Some("spawn_failed") => {
             wire::exact_members(o, &["status", "reason"])
-                && o.get("reason").and_then(Value::as_str).has(|r| (1..=256).contains(&r.chars().count()))
+                && o.get("reason").and_then(Value::as_str).has(|r| (1..=256).contains(&crate::wire::text_len(r)))
         }
         _ => false,
     }

@@ -127,7 +127,7 @@ fn attributed(c: &Value, uj: u64) -> R<()> {
     let r = c.get("ratio").unwrap_or(&Value::Null);
     ensure(wire::exact_members(r, &["numerator", "denominator", "basis"]), "BadRatio")?;
     // §6.2 item 5: `basis` a string of 1–256 characters, counted as `source` is.
-    ensure(r.get("basis").and_then(Value::as_str).has(|b| (1..=256).contains(&b.chars().count())), "BadRatio")?;
+    ensure(r.get("basis").and_then(Value::as_str).has(|b| (1..=256).contains(&crate::wire::text_len(b))), "BadRatio")?;
     let (num, den, shared) = (amount(r.get("numerator"))?, amount(r.get("denominator"))?, amount(c.get("shared_uj"))?);
     ensure(den != 0, "BadRatio")?;
     ensure(num <= den, "RatioAboveOne")?;
@@ -148,7 +148,7 @@ pub fn check_component(c: &Value) -> R<(u64, Provenance)> {
     ensure(c.keys().iter().all(|k| base.contains(k) || backing.contains(k)), "BadComponent")?;
     ensure(c.get("domain").and_then(Value::as_str).has(|d| DOMAINS.contains(&d)), "BadComponent")?;
     let uj = amount(c.get("uj"))?;
-    let src_ok = c.get("source").and_then(Value::as_str).has(|s| (1..=256).contains(&s.chars().count()));
+    let src_ok = c.get("source").and_then(Value::as_str).has(|s| (1..=256).contains(&crate::wire::text_len(s)));
     ensure(src_ok && c.get("ref").none_or(wire::is_digest), "BadComponent")?;
     match p {
         Provenance::Attributed => attributed(c, uj)?,
@@ -185,7 +185,7 @@ fn absent_ok(v: &Value) -> bool {
         let s: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
         a.len() <= 32
             && s.len() == a.len()
-            && s.iter().all(|x| (1..=64).contains(&x.chars().count()))
+            && s.iter().all(|x| (1..=64).contains(&crate::wire::text_len(x)))
             && s.windows(2).all(|w| crate::json::cmp_utf16(w[0], w[1]) == std::cmp::Ordering::Less)
     })
 }

@@ -44,7 +44,7 @@ fn resumed_ok(s: &Value) -> bool {
         && s.get("snapshot").has(snapshot_ok)
         && s.get("idle_uj").has(|u| wire::parse_amount(u).is_ok())
         && prov.is_some()
-        && s.get("idle_source").and_then(Value::as_str).has(|x| (1..=256).contains(&x.chars().count()))
+        && s.get("idle_source").and_then(Value::as_str).has(|x| (1..=256).contains(&crate::wire::text_len(x)))
         && basis_ok
         && (prov == Some(Provenance::Measured) || basis.is_some())
 }

@@ -7,8 +7,9 @@ use crate::wire::{self, Digest};
 
 const MEMBERS: &[&str] = &["type", "argv", "entry", "workspace", "manifest", "level", "labels"];
 
+/// chars counts characters as §2.9 does (UTF-16 code units).
 fn chars(s: &str) -> usize {
-    s.chars().count()
+    wire::text_len(s)
 }
 
 /// is_level says whether a value is "S0" … "S7".

@@ -64,7 +64,10 @@ pub fn resolve(chain: &[Value], roots: &[String], hook: Option<Hook>) -> R<Vec<(
             None => {
                 ensure(g.parent.is_none(), "BrokenChain")?;
                 ensure(roots.contains(&g.issuer), "UntrustedRoot")?;
-                in_force(g.effective(None), hook)?
+                // §4.4 step 2: the root's effective window (nbf_ms default 0) is not empty.
+                let e = in_force(g.effective(None), hook)?;
+                ensure(e.nbf_ms < e.exp_ms, "BadGrant")?;
+                e
             }
             Some((_, p)) => {
                 ensure(g.parent.is_some(), "BrokenChain")?;

@@ -60,8 +60,9 @@ pub fn open_grant(env: &Value) -> R<Grant> {
     let raw = wire::parse_envelope_raw(env)?;
     ensure(raw.payload_type == GRANT_TYPE, "WrongPayloadType")?;
     // §4.1: the size is checked first on the base64 text, whatever its characters (10924
-    // characters carry 8192 bytes), then the signature count, then the decoded bytes.
-    ensure(raw.payload_text.chars().count() <= GRANT_TEXT_LIMIT, "GrantTooLarge")?;
+    // characters, counted in UTF-16 code units as sandbox-attest §2.9 says, carry 8192 bytes),
+    // then the signature count, then the decoded bytes.
+    ensure(wire::text_len(raw.payload_text) <= GRANT_TEXT_LIMIT, "GrantTooLarge")?;
     ensure(raw.sigs.len() == 1, "BadSignature")?;
     let e = raw.decode()?;
     ensure(e.payload.len() <= GRANT_LIMIT, "GrantTooLarge")?;
@@ -104,11 +105,22 @@ fn budget_form(v: &Value) -> R<Budget> {
 
 type Lists = (Option<Vec<String>>, Option<Vec<String>>);
 
+/// scope_form is §4.1 form item 4: an object of one or both lists, then the resource list
+/// (`BadGrant`), each pattern in list order (`BadPattern`), then the action list (`BadGrant`) —
+/// the order §4.2 checks a scope in.
 fn scope_form(v: &Value) -> R<Lists> {
     let keys = v.keys();
     ensure(v.is_obj() && !keys.is_empty(), "BadGrant")?;
     ensure(keys.iter().all(|k| ["resources", "actions"].contains(k)), "BadGrant")?;
-    Ok((v.get("resources").map(string_list).transpose()?, v.get("actions").map(string_list).transpose()?))
+    let resources = v.get("resources").map(string_list).transpose()?;
+    if let Some(r) = resources.as_deref() {
+        check_lists(Some(r), None, "BadGrant")?;
+    }
+    let actions = v.get("actions").map(string_list).transpose()?;
+    if let Some(a) = actions.as_deref() {
+        check_lists(None, Some(a), "BadGrant")?;
+    }
+    Ok((resources, actions))
 }
 
 fn nonce_ok(v: Option<&Value>) -> bool {
@@ -122,7 +134,10 @@ fn mint_form(v: &Value) -> R<(Digest, Digest)> {
     Ok((d("policy")?, d("event")?))
 }
 
-/// grant_form checks the §4.1 form (`BadGrant`), then resource patterns last (`BadPattern`).
+/// grant_form checks the §4.1 form member by member, in the spec's order (items 1–11): member
+/// names, issuer, holder, parent, scope (with its patterns, `BadPattern`), budget, exp_ms, a stated
+/// nbf_ms below exp_ms, depth, nonce, mint, and last a root's required members. Every fault but a
+/// pattern's is `BadGrant`.
 pub fn grant_form(p: &Value, address: Digest) -> R<Grant> {
     ensure(p.is_obj() && p.keys().iter().all(|k| MEMBERS.contains(k)), "BadGrant")?;
     let issuer = did(p, "issuer")?;
@@ -134,18 +149,25 @@ pub fn grant_form(p: &Value, address: Digest) -> R<Grant> {
     };
     let (resources, actions) = p.get("scope").map(scope_form).transpose()?.unwrap_or((None, None));
     let budget = p.get("budget").map(budget_form).transpose()?;
-    let nbf_ms = p.get("nbf_ms").map(non_neg).transpose()?;
     let exp_ms = non_neg(p.get("exp_ms").ok_or(Code("BadGrant"))?)?;
+    // Item 7: only a stated nbf_ms is compared; a window left empty by an omitted one opens and
+    // chain verification refuses it (§4.4).
+    let nbf_ms = p.get("nbf_ms").map(non_neg).transpose()?;
+    ensure(nbf_ms.none_or(|n| n < exp_ms), "BadGrant")?;
     let depth = p.get("depth").map(non_neg).transpose()?;
     ensure(depth.none_or(|d| d <= 15), "BadGrant")?;
-    ensure(nbf_ms.unwrap_or(0) < exp_ms || (parent.is_some() && nbf_ms.is_none()), "BadGrant")?;
     ensure(nonce_ok(p.get("nonce")), "BadGrant")?;
-    let mint = p.get("mint").map(mint_form).transpose()?;
+    let mint = match p.get("mint") {
+        Some(m) => {
+            ensure(parent.is_some(), "BadGrant")?;
+            Some(mint_form(m)?)
+        }
+        None => None,
+    };
     if parent.is_none() {
         let full_scope = resources.is_some() && actions.is_some();
-        ensure(full_scope && budget.has(|b| b.uj.is_some()) && depth.is_some() && mint.is_none(), "BadGrant")?;
+        ensure(full_scope && budget.has(|b| b.uj.is_some()) && depth.is_some(), "BadGrant")?;
     }
-    check_lists(resources.as_deref(), actions.as_deref(), "BadGrant")?;
     Ok(Grant {
         address,
         payload: p.clone(),
@@ -228,4 +250,47 @@ pub fn effective_value(e: &Effective) -> Value {
         ("exp_ms", Value::Num(e.exp_ms as f64)),
         ("depth", Value::Num(e.depth as f64)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(extra: &str) -> Result<Grant, Code> {
+        form_exp(10, extra)
+    }
+
+    fn form_exp(exp: u64, extra: &str) -> Result<Grant, Code> {
+        let k = wire::didkey_encode(&wire::testkey_public("root-issuer"));
+        let text = format!(
+            r#"{{"issuer":"{k}","holder":"{k}","parent":null,"exp_ms":{exp},"nonce":"{}"{extra}}}"#,
+            "0".repeat(32)
+        );
+        grant_form(&crate::json::parse_strict(text.as_bytes()).unwrap(), wire::blake3(b""))
+    }
+
+    // jcp §4.1 form items 4–11: the scope's patterns come before its action list and every later
+    // member; a root's window left empty by its default nbf_ms opens.
+    #[test]
+    fn form_order() {
+        let ok = r#","scope":{"resources":["/a/**"],"actions":["read"]},"budget":{"uj":"1"},"depth":1"#;
+        assert!(form(ok).is_ok());
+        let bad_pattern_and_actions = r#","scope":{"resources":["/a/../b"],"actions":["write","read"]}"#;
+        assert_eq!(form(bad_pattern_and_actions).unwrap_err(), Code("BadPattern"));
+        let bad_pattern_and_budget = r#","scope":{"resources":["/a/../b"],"actions":["read"]},"budget":{"uj":5}"#;
+        assert_eq!(form(bad_pattern_and_budget).unwrap_err(), Code("BadPattern"));
+        assert_eq!(form(r#","scope":{"resources":["/a/../b"]},"x":1"#).unwrap_err(), Code("BadGrant"));
+        assert_eq!(form(r#","scope":{"resources":["/a/../b"]}"#).unwrap_err(), Code("BadPattern"));
+        assert!(form_exp(0, ok).is_ok());
+        assert_eq!(form_exp(0, &format!("{ok},\"nbf_ms\":0")).unwrap_err(), Code("BadGrant"));
+        assert_eq!(form(&format!("{ok},\"nbf_ms\":10")).unwrap_err(), Code("BadGrant"));
+    }
+
+    // sandbox-attest §2.9: characters are UTF-16 code units.
+    #[test]
+    fn text_len_counts_utf16_units() {
+        assert_eq!(wire::text_len("abc"), 3);
+        assert_eq!(wire::text_len("é"), 1);
+        assert_eq!(wire::text_len("\u{1F600}"), 2);
+    }
 }

@@ -75,8 +75,10 @@ fn journal_verify(input: &Value) -> R<Value> {
 }
 
 fn journal_prove(input: &Value) -> R<Value> {
-    let i = need(input, "index")?.as_int().filter(|n| *n >= 0).ok_or(Code("BadInput"))?;
-    let p = journal::prove(need_arr(input, "events")?, i as usize)?;
+    let i = need(input, "index")?.as_int().ok_or(Code("BadInput"))?;
+    // §11.3: an index outside 0 … n − 1 has no leaf to prove.
+    let i = usize::try_from(i).map_err(|_| Code("InclusionProofInvalid"))?;
+    let p = journal::prove(need_arr(input, "events")?, i)?;
     Ok(Value::obj(vec![("proof", p)]))
 }
 

@@ -394,6 +394,14 @@ function dsseVectors(): Vector[] {
       verify(e),
       { address: addr, payload, signers: [steward.did] },
     ),
+    okCase(
+      C,
+      "c1-dsse-any-accepted-signer",
+      "of two acceptable signers one signed: accepted (§2.4 item 4, any one of them suffices)",
+      "dsse.verify",
+      verify(e, { signers: [steward.did, key("host").did] }),
+      { address: addr, payload, signers: [steward.did] },
+    ),
     errCase(
       C,
       "c1-dsse-wrong-type",

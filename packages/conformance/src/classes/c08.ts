@@ -26,6 +26,7 @@ import { obj, optionalStrings } from "./input.ts";
 import { key } from "../generate/keys.ts";
 import type { ConformanceClass, Handler, LiveCase, Vector } from "../types.ts";
 import { routeBattery } from "../live/routes.ts";
+import { execPolicyOracle } from "../oracle/execpolicy.ts";
 
 const C = "C8" as const;
 const steward = key("steward");
@@ -74,21 +75,28 @@ const valid: [string, string, ExecPolicy][] = [
   ],
 ];
 
-function openOut(p: ExecPolicy): Json {
-  return { address: addressOf(p), policy: p as unknown as JsonObject };
+/**
+ * oracleOk is the output of a valid case as the independent oracle (oracle/execpolicy.ts) computes
+ * it, never the implementation under test; a case the oracle refuses is a broken generator.
+ */
+function oracleOk(op: string, input: JsonObject): Json {
+  const r = execPolicyOracle(op, input);
+  if (r === undefined || !r.ok) throw new Error(`c08: the oracle refuses a valid ${op} case`);
+  return r.output;
 }
 
 function validVectors(): Vector[] {
-  return valid.map(([id, desc, p]) =>
-    okCase(
+  return valid.map(([id, desc, p]) => {
+    const input = { envelope: signPayload(T, p, steward) as unknown as JsonObject, stewards: [steward.did] };
+    return okCase(
       C,
       `c8-open-${id}`,
       `a signed policy opens: ${desc}`,
       "execpolicy.open",
-      { envelope: signPayload(T, p, steward) as unknown as JsonObject, stewards: [steward.did] },
-      openOut(p),
-    ),
-  );
+      input,
+      oracleOk("execpolicy.open", input),
+    );
+  });
 }
 
 function brokenVectors(): Vector[] {
@@ -187,6 +195,32 @@ function brokenVectors(): Vector[] {
       "BadExecPolicy",
     ],
     ["list-not-array", "allow is not a list", input(canon({ ...p, allow: SH })), "BadExecPolicy"],
+    // §5.5.3 order of the payload checks: the whole allow list before the deny list, and each list
+    // entry by entry (digest, repeat, order), so a later fault never hides an earlier one.
+    [
+      "order-allow-before-deny",
+      "allow list unsorted, deny list holding a malformed digest",
+      input(canon({ ...p, allow: [...p.allow].reverse(), deny: ["blake3:xyz"] })),
+      "ExecPolicyUnsorted",
+    ],
+    [
+      "order-allow-digest-before-deny-list",
+      "allow list holding a malformed digest, deny not a list",
+      input(canon({ ...p, allow: ["blake3:xyz"], deny: EVIL })),
+      "ExecPolicyBadDigest",
+    ],
+    [
+      "order-duplicate-before-later-digest",
+      "allow list [A, A, malformed]: the repeat comes first",
+      input(canon({ ...p, allow: [SH, SH, "x"] })),
+      "ExecPolicyDuplicate",
+    ],
+    [
+      "order-unsorted-before-later-digest",
+      "allow list [B, A, malformed]: the order fault comes first",
+      input(canon({ ...p, allow: [...[SH, GIT].sort().reverse(), "x"] })),
+      "ExecPolicyUnsorted",
+    ],
     [
       "address",
       "a policy other than the one bound",
@@ -200,15 +234,23 @@ function brokenVectors(): Vector[] {
 }
 
 function makeVectors(): Vector[] {
-  const out = (mode: string, allow: Digest[], deny: Digest[]) => openOut(makePolicy(mode, allow, deny));
+  const sorts = { mode: "allowlist", allow: [GIT, SH, GIT, MAKE], deny: [EVIL, EVIL] };
   return [
     okCase(
       C,
       "c8-make-sorts",
       "edits are sorted and deduplicated",
       "execpolicy.make",
-      { mode: "allowlist", allow: [GIT, SH, GIT, MAKE], deny: [EVIL, EVIL] },
-      out("allowlist", [GIT, SH, MAKE], [EVIL]),
+      sorts,
+      oracleOk("execpolicy.make", sorts),
+    ),
+    errCase(
+      C,
+      "c8-make-mode-before-digest",
+      "an unknown mode and a malformed digest: the mode is checked first (§5.5.3)",
+      "execpolicy.make",
+      { mode: "both", allow: ["blake3:xyz"], deny: [] },
+      "BadExecPolicy",
     ),
     errCase(
       C,

@@ -12,6 +12,7 @@ import {
   HOUR,
   MALLORY,
   oracleOutput,
+  rootExpZero,
   rootPayload,
   ROOT,
   sign,
@@ -76,6 +77,24 @@ function formVectors(): Vector[] {
     ["pattern-inner-glob", { ...r, scope: { ...s, resources: ["/fs/**/secret"] } }, "BadPattern"],
     ["pattern-partial-star", { ...r, scope: { ...s, resources: ["/fs/work*"] } }, "BadPattern"],
     ["pattern-percent", { ...r, scope: { ...s, resources: ["/fs/a%2Fb"] } }, "BadPattern"],
+    // §4.1 form order: the scope's patterns are checked before its action list and every later member.
+    [
+      "pattern-before-actions",
+      { ...r, scope: { resources: ["/a/../b"], actions: ["write", "read"] } },
+      "BadPattern",
+    ],
+    [
+      "pattern-before-budget",
+      { ...r, scope: { ...s, resources: ["/a/../b"] }, budget: { uj: 5 } },
+      "BadPattern",
+    ],
+    ["pattern-before-nonce", { ...r, scope: { ...s, resources: ["/a/../b"] }, nonce: "x" }, "BadPattern"],
+    ["pattern-before-root-complete", { ...r, scope: { resources: ["/a/../b"] } }, "BadPattern"],
+    [
+      "unknown-member-before-pattern",
+      { ...r, scope: { ...s, resources: ["/a/../b"] }, extra: 1 },
+      "BadGrant",
+    ],
   ];
   return bad.map(([id, p, code]) =>
     errCase(
@@ -161,6 +180,30 @@ function signatureVectors(): Vector[] {
       "grant.open",
       J(signedRaw(GRANT_PAYLOAD_TYPE, sizedRoot(8193), ROOT)),
       "GrantTooLarge",
+    ),
+    // §4.1 and sandbox-attest §2.9: the 10924 characters are UTF-16 code units. 10923 ASCII
+    // characters and one above U+FFFF are 10925 units (10924 code points), too long; 10923 ASCII
+    // characters and "é" are 10924 units (10925 UTF-8 bytes), not too long, then not base64.
+    errCase(
+      C,
+      "c11-text-10925-units-astral",
+      "payload text of 10923 ASCII characters and one above U+FFFF: 10925 UTF-16 units, GrantTooLarge",
+      "grant.open",
+      J({ ...e, payload: "A".repeat(10923) + "\u{1F600}" }),
+      "GrantTooLarge",
+    ),
+    errCase(
+      C,
+      "c11-text-10924-units-non-ascii",
+      "payload text of 10923 ASCII characters and one é: 10924 UTF-16 units, not too long; not base64",
+      "grant.open",
+      J({ ...e, payload: "A".repeat(10923) + "é" }),
+      "BadEnvelope",
+    ),
+    openOk(
+      "c11-root-exp-zero-opens",
+      "a root stating exp_ms 0 without nbf_ms opens: only a stated nbf_ms is compared (§4.1 form item 7)",
+      sign(rootExpZero(), ROOT),
     ),
     openOk(
       "c11-size-8192-bytes",

@@ -10,6 +10,7 @@ import {
   expected,
   HOUR,
   ROOT,
+  rootExpZero,
   rootPayload,
   sign,
   standardChain,
@@ -93,6 +94,14 @@ function vectors(): Vector[] {
       "an inherited nbf at or after the child's own exp",
       "chain.verify",
       verifyInput(child({ exp_ms: T0 - HOUR }, "window-empty"), T0),
+      "BadGrant",
+    ),
+    errCase(
+      C,
+      "c14-root-window-empty",
+      "a root with exp_ms 0 and no nbf_ms: its default window [0, 0) is empty (jcp §4.4 step 2)",
+      "chain.verify",
+      verifyInput([sign(rootExpZero(), ROOT)], T0),
       "BadGrant",
     ),
   );

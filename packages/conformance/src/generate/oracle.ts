@@ -4,8 +4,10 @@
 // so a vector can never freeze a behaviour that only the implementation under test vouches for.
 import { canonicalize, type Json } from "@sbx/wire";
 import { durableOutputOracle } from "../oracle/durable.ts";
+import { execPolicyOracle } from "../oracle/execpolicy.ts";
 import { fleetOracle } from "../oracle/fleet.ts";
 import { jcpOracle, jcpOutputOracle, type OracleResult } from "../oracle/jcp.ts";
+import { manifestOutputOracle } from "../oracle/manifest.ts";
 import { recordOutputOracle } from "../oracle/records.ts";
 import type { Handler, Vector } from "../types.ts";
 
@@ -15,9 +17,12 @@ import type { Handler, Vector } from "../types.ts";
  * vector expecting a refusal of one of their ops is left to the generator's stated code.
  */
 function oracle(v: Vector): OracleResult | undefined {
-  const full = jcpOracle(v.op, v.input) ?? fleetOracle(v.op, v.input);
+  const full = jcpOracle(v.op, v.input) ?? fleetOracle(v.op, v.input) ?? execPolicyOracle(v.op, v.input);
   if (full !== undefined || v.expect !== "ok") return full;
-  const out = durableOutputOracle(v.op, v.input) ?? recordOutputOracle(v.op, v.input);
+  const out =
+    durableOutputOracle(v.op, v.input) ??
+    recordOutputOracle(v.op, v.input) ??
+    manifestOutputOracle(v.op, v.input);
   return out === undefined ? jcpOutputOracle(v.op, v.input) : { ok: true, output: out };
 }
 

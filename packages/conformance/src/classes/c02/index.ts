@@ -245,6 +245,28 @@ function modelVectors(): Vector[] {
         code,
       ),
     );
+  // sandbox-attest §2.9: lengths in characters are UTF-16 code units. 128 characters above U+FFFF
+  // are 256 units (accepted), 129 are 258 (refused); counted in code points both would be
+  // accepted, counted in UTF-8 bytes both refused.
+  const astral = (n: number) => "\u{1F600}".repeat(n);
+  const b = base as unknown as JsonObject;
+  const sized: [string, JsonObject, string | null][] = [
+    ["source-utf16-256", { ...b, source: `rapl:x${astral(125)}` }, null],
+    ["source-utf16-258", { ...b, source: `rapl:x${astral(126)}` }, "BadComponent"],
+    ["basis-utf16-256", { ...b, ratio: { ...ratio, basis: astral(128) } }, null],
+    ["basis-utf16-258", { ...b, ratio: { ...ratio, basis: astral(129) } }, "BadRatio"],
+  ];
+  for (const [id, c, code] of sized) {
+    const desc = `a ${id.split("-")[0]!} of ${id.split("-")[2]!} UTF-16 code units, characters above U+FFFF`;
+    out.push(
+      code === null
+        ? okCase(C, `c2-component-${id}`, desc, "energy.component.check", J({ component: c }), {
+            uj: base.uj,
+            provenance: base.provenance,
+          })
+        : errCase(C, `c2-component-${id}`, desc, "energy.component.check", J({ component: c }), code),
+    );
+  }
   return out;
 }
 

@@ -99,8 +99,24 @@ function unitVectors(): Vector[] {
     ).map(([id, v]) =>
       errCase(C, `c3-unit-${id}`, `descriptor refused: ${id}`, "unit.address", { unit: v }, "BadUnit"),
     ),
+    // §2.9: lengths in characters are UTF-16 code units; a character above U+FFFF counts two.
+    ...(
+      [
+        ["label-utf16-256", { ...u, labels: { task: astral(128) } }, true],
+        ["label-utf16-258", { ...u, labels: { task: astral(129) } }, false],
+        ["argv-utf16-4096", { ...u, argv: ["python3", astral(2048)] }, true],
+        ["argv-utf16-4098", { ...u, argv: ["python3", astral(2049)] }, false],
+      ] as [string, JsonObject, boolean][]
+    ).map(([id, v, ok]) => {
+      const desc = `${id.split("-")[0]!} of ${id.split("-")[2]!} UTF-16 code units (characters above U+FFFF)`;
+      return ok
+        ? okCase(C, `c3-unit-${id}`, desc, "unit.address", { unit: v }, { unit_id: addressOf(v) })
+        : errCase(C, `c3-unit-${id}`, `${desc}: too long`, "unit.address", { unit: v }, "BadUnit");
+    }),
   ];
 }
+
+const astral = (n: number): string => "\u{1F600}".repeat(n);
 
 function validVectors(): Vector[] {
   const full = attest(predicate(), host);

@@ -29,7 +29,16 @@ const hexList = (v: Json | undefined): Uint8Array[] => list(v).map(hex);
 
 const ops: Record<string, Handler> = {
   "journal.head": (i) => ({ head: J(Journal.from(list(obj(i).events)).head()) }),
-  "journal.prove": (i) => ({ proof: J(Journal.from(list(obj(i).events)).prove(Number(obj(i).index))) }),
+  "journal.prove": (i) => {
+    const events = list(obj(i).events);
+    const index = obj(i).index;
+    // §11.3: an index with no leaf behind it is refused with a code, never an uncoded failure.
+    if (typeof index !== "number" || !Number.isSafeInteger(index) || index < 0 || index >= events.length)
+      throw Object.assign(new Error(`no event ${JSON.stringify(index)} to prove`), {
+        code: "InclusionProofInvalid",
+      });
+    return { proof: J(Journal.from(events).prove(index)) };
+  },
   "journal.verify": (i) => (verifyJournal(list(obj(i).events), obj(i).head), null),
   "journal.verify_inclusion": (i) => (verifyEventInclusion(obj(i).head, obj(i).event, obj(i).proof), null),
   "journal.verify_consistency": (i) => (

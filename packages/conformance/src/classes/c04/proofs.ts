@@ -8,7 +8,24 @@ const C = "C4" as const;
 
 /** Breaks of one inclusion proof, as the transparency-dev generator breaks them. */
 export function inclusionVectors(): Vector[] {
-  const out: Vector[] = [];
+  const evs3 = eventsOf(journal(3));
+  // §11.3: journal.prove refuses an index with no event behind it.
+  const out: Vector[] = (
+    [
+      ["past-end", "index 3 of 3 events", evs3, 3],
+      ["negative", "index −1", evs3, -1],
+      ["empty", "index 0 of no events", [], 0],
+    ] as [string, string, Json[], number][]
+  ).map(([id, desc, events, index]) =>
+    errCase(
+      C,
+      `c4-prove-${id}`,
+      `no such event: ${desc}`,
+      "journal.prove",
+      { events, index },
+      "InclusionProofInvalid",
+    ),
+  );
   for (const [n, i] of [
     [11, 0],
     [11, 5],

@@ -47,6 +47,11 @@ export function rootPayload(over: JsonObject = {}): JsonObject {
   };
 }
 
+/** rootExpZero is a root that states exp_ms 0 and leaves nbf_ms out: it opens (jcp §4.1 form item 7), chain verification refuses its empty window (§4.4). */
+export function rootExpZero(): JsonObject {
+  return Object.fromEntries(Object.entries(rootPayload({ exp_ms: 0 })).filter(([k]) => k !== "nbf_ms"));
+}
+
 /** sign signs any payload as a grant, valid or not (the generator states what must happen). */
 export function sign(payload: Json, by: KeyPair): Envelope {
   return signPayload(GRANT_PAYLOAD_TYPE, payload, by);
