@@ -67,7 +67,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   a.push("--hostname", plan.hostname);
   for (const e of plan.system ?? systemEntries())
     if (e.kind === "symlink") a.push("--symlink", e.target, e.path);
-    else a.push("--ro-bind", e.path, e.path);
+    else a.push("--ro-bind", e.source ?? e.path, e.path);
   a.push("--ro-bind-fd", String(ETC_FD), "/etc");
   // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
   a.push("--proc", "/proc", "--dev", "/dev");
@@ -88,10 +88,12 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
 const LAUNCHER = [
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
   `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}|${GATE_READY_FD}|${GATE_GO_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
-  "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
+  "seccomp=$1 ws=$2 etc=$3 mnt=$4 root=$5 rmnt=$6; shift 6",
   // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
   // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
   `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
+  // An image's rootfs (§14.8) is bound the same way, for the same reason.
+  `if [ -n "$rmnt" ]; then ${TOOLS.mount} --bind -- "$root" "$rmnt" || exit 125; fi`,
   `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
 ].join("\n");
 
@@ -112,6 +114,11 @@ export interface LaunchPaths {
   readonly mountpoint: string | null;
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
+  /**
+   * An image's rootfs (§14.8) to bind, in the launcher's private mount namespace, onto an empty
+   * directory every uid can reach (the system entries' sources lie under `mountpoint`).
+   */
+  readonly rootfs?: { readonly source: string; readonly mountpoint: string };
 }
 
 /** launcherArgv (§5.1) returns the full argv (program first) that starts the sandbox. */
@@ -126,7 +133,10 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     "--inh-caps=-all",
     "--bounding-set=-all",
   ];
-  const ns = p.mountpoint === null ? [] : [TOOLS.unshare, "--mount", "--propagation", "private"];
+  const ns =
+    p.mountpoint === null && p.rootfs === undefined
+      ? []
+      : [TOOLS.unshare, "--mount", "--propagation", "private"];
   return [
     ...ns,
     TOOLS.bash,
@@ -139,6 +149,8 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.workspace,
     p.etc,
     p.mountpoint ?? "",
+    p.rootfs?.source ?? "",
+    p.rootfs?.mountpoint ?? "",
     ...drop,
     TOOLS.bwrap,
     ...bwrap,

@@ -19,6 +19,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { manifestOfFile, withManifestImage } from "../../images.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -185,6 +186,10 @@ export const command: Command = {
   the unit and SIGKILL after the grace period, and the interval is still attested.
   --key FILE       host key file (sbx keygen); default: a fresh key for this run only
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
+  --manifest FILE  a devcontainer.json whose image is pinned (sbx manifest pin): the unit runs on
+                   that image's verified rootfs with its env, user, workspace folder and
+                   hostRequirements as limits (§14.8); the manifest's address is the unit's
+  --images DIR     the image store for --manifest FILE (default: images/ in the run store)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
   --level L        state at most L (§9): lowers the level provided, never raises it
@@ -226,6 +231,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       watch: { type: "string" },
       out: { type: "string" },
       json: { type: "boolean" },
+      images: { type: "string" },
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -233,12 +239,20 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       throw new UsageError("--timeout-ms must be a positive integer");
     const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
     const maxLevel = levelOpt(values.level);
-    const manifest = digestOpt(values.manifest, "manifest");
+    // §14.8 --manifest FILE: a pinned devcontainer.json whose image is the unit's system.
+    const fromFile =
+      values.manifest !== undefined && !isDigest(values.manifest) ? manifestOfFile(values.manifest) : null;
+    if (fromFile && (values.unsandboxed === true || values.user !== undefined))
+      throw new UsageError(
+        "--manifest FILE runs in its image's sandbox, with its user: no --unsandboxed, no --user",
+      );
+    const manifest = fromFile?.address ?? digestOpt(values.manifest, "manifest");
     const grantsId = digestOpt(values.grants, "grants");
     const policy = digestOpt(values.policy, "policy");
     const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     // Last, once every other flag is valid: it may create the default workspace.
-    const sandbox = sandboxOpts(values);
+    const plain = sandboxOpts(values);
+    const sandbox = fromFile && plain ? withManifestImage(plain, fromFile, values.images).sandbox : plain;
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
