@@ -39,6 +39,10 @@ function tmp(): string {
   return mkdtempSync(join(tmpdir(), "sbx-image-"));
 }
 
+function flip(b: Buffer, at: number): void {
+  b.writeUInt8(b.readUInt8(at) ^ 1, at);
+}
+
 function code(fn: () => unknown): string {
   try {
     fn();
@@ -85,7 +89,7 @@ test("import: a blob whose bytes are not its digest is refused and nothing is na
     const img = buildImage([baseLayer(), upperLayer()]);
     writeLayout(img, join(d, "layout"), "sbx.test/bad:1");
     const layer = readFileSync(join(d, "layout/blobs/sha256", [...img.blobs.keys()][0] ?? ""));
-    layer[layer.length - 2048] ^= 1;
+    flip(layer, layer.length - 2048);
     writeFileSync(join(d, "layout/blobs/sha256", [...img.blobs.keys()][0] ?? ""), layer);
     const s = ImageStore.open(join(d, "store"), true);
     assert.equal(
@@ -96,7 +100,7 @@ test("import: a blob whose bytes are not its digest is refused and nothing is na
     // A docker-save layer that is not its config's diff_id.
     const tar = dockerSave(img, "sbx.test/bad-docker:1");
     const i = tar.indexOf(Buffer.from("bin/busybox"), 2048);
-    tar[i + 600] ^= 1;
+    flip(tar, i + 600);
     writeFileSync(join(d, "docker.tar"), tar);
     assert.equal(
       code(() => importImage(s, join(d, "docker.tar"))),
