@@ -1,4 +1,4 @@
-// Images (sandbox-attest §14.8): the first run of an image (its layers unpacked into the rootfs cache:
+// Images (sandbox-attest §14.9): the first run of an image (its layers unpacked into the rootfs cache:
 // each layer hashed, its whiteouts applied, its entries checked and written, the tree hashed for the
 // record) and later runs (the cached rootfs hashed again and compared with its record), against the
 // anchor `tar -x` of the same layer blobs (GNU tar, gzip detected by itself) into a fresh directory.

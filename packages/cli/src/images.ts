@@ -1,4 +1,4 @@
-// The image store the sbx commands share (§14.8): `--images DIR`, else `<run store>/images` (runstore.ts),
+// The image store the sbx commands share (§14.9): `--images DIR`, else `<run store>/images` (runstore.ts),
 // and what `sbx run --manifest FILE` takes from a devcontainer.json whose image is pinned.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +31,7 @@ export function manifestOfFile(path: string): Manifest {
 }
 
 /**
- * withManifestImage (§14.8) returns `sandbox` as the manifest says: the pinned image's rootfs as the
+ * withManifestImage (§14.9) returns `sandbox` as the manifest says: the pinned image's rootfs as the
  * system, its env, user, workspace folder and hostRequirements as limits. Limits given as flags stay
  * (each at least the requirement: else `RequirementsUnmet`).
  */

@@ -1,4 +1,4 @@
-// `sbx image import`, `sbx manifest pin`, `sbx run --manifest FILE` (sandbox-attest §14.8): a busybox
+// `sbx image import`, `sbx manifest pin`, `sbx run --manifest FILE` (sandbox-attest §14.9): a busybox
 // image built by the test, imported from an OCI layout and a docker-save archive, a devcontainer.json
 // pinned to it, and runs whose user, env, workspace folder and limits are the manifest's; the same
 // run without the image in the store is refused; the 72 real devcontainer files pinned to it.

@@ -43,7 +43,7 @@ export type HostErrorCode =
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
   | "LogBroken"
-  // §14.8 images: the store, import, layers unpacked into a rootfs, and the checks a run or resume makes
+  // §14.9 images: the store, import, layers unpacked into a rootfs, and the checks a run or resume makes
   | "ImageInvalid"
   | "ImageNotInStore"
   | "ImageDigestMismatch"

@@ -1,4 +1,4 @@
-// §14.8 Reading a tar stream (an image archive, or a layer, plain or gzip) entry by entry with npm
+// §14.9 Reading a tar stream (an image archive, or a layer, plain or gzip) entry by entry with npm
 // `tar`'s parser, fed synchronously from a file: each entry's bytes reach the caller before the next
 // header is read, and the first error (the parser's, strict, or the caller's) stops the walk.
 import { closeSync, openSync, readSync } from "node:fs";

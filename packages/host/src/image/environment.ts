@@ -1,4 +1,4 @@
-// §14.8 From a manifest's environment to the sandbox a unit runs in: the pinned image's verified
+// §14.9 From a manifest's environment to the sandbox a unit runs in: the pinned image's verified
 // rootfs as the system, the image config's Env with the manifest's env over it, the manifest's user
 // (else the image config's), the workspace at the manifest's folder, and hostRequirements as limits.
 import { availableParallelism, totalmem } from "node:os";
@@ -13,7 +13,7 @@ import { ensureRootfs, type Rootfs } from "./rootfs.ts";
 import type { ImageStore } from "./store.ts";
 import { imageSystem } from "./system.ts";
 
-/** What a run takes from a manifest with an image (§14.8). */
+/** What a run takes from a manifest with an image (§14.9). */
 export interface ImageRunOptions {
   /** The sandbox options the manifest sets; the caller adds the workspace and its own flags. */
   readonly sandbox: Omit<SandboxOptions, "workspace">;
@@ -23,7 +23,7 @@ export interface ImageRunOptions {
 /** The limits a caller asked for (flags), each checked against the manifest's requirements. */
 export type AskedLimits = Partial<Limits> & { readonly workspaceBytes?: number };
 
-/** imageEnv (§14.8) is the image config's Env with the manifest's env applied over it (null unsets). */
+/** imageEnv (§14.9) is the image config's Env with the manifest's env applied over it (null unsets). */
 export function imageEnv(
   configEnv: readonly string[],
   env: ManifestEnvironment["env"],
@@ -40,7 +40,7 @@ export function imageEnv(
 }
 
 /**
- * imageUser (§14.8): the manifest's user, else the image config's User when it is a name (a
+ * imageUser (§14.9): the manifest's user, else the image config's User when it is a name (a
  * `name:group` keeps the name), else root for an empty or `0` User. A numeric non-zero User cannot be
  * mapped to a name: `ImageInvalid`.
  */
@@ -57,7 +57,7 @@ const bytes = (s: string): number =>
   Number(BigInt(s) > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : s);
 
 /**
- * requirementLimits (§14.8) turns hostRequirements into limits: cpus → the CPU limit, memory → the
+ * requirementLimits (§14.9) turns hostRequirements into limits: cpus → the CPU limit, memory → the
  * memory limit, storage → the largest workspace (a zero memory or storage keeps the host default). A
  * limit the caller asked for must be at least the requirement, and the host must have what is
  * required (cpus, memory; a required GPU is never offered): else `RequirementsUnmet`.
@@ -116,7 +116,7 @@ function checkFolder(rootfs: string, folder: string): void {
 }
 
 /**
- * imageRunOptions (§14.8) prepares the sandbox for a manifest environment whose image is pinned:
+ * imageRunOptions (§14.9) prepares the sandbox for a manifest environment whose image is pinned:
  * the image must be in `store` (`ImageNotInStore`) with the same bytes (`ImageDigestMismatch`); its
  * rootfs is unpacked or taken from the verified cache (ensureRootfs, with its refusals); then env,
  * user, workspace folder and limits as the manifest says. `asked` are the caller's limit flags.

@@ -1,4 +1,4 @@
-// §14.8 Importing an image into the store from an OCI image layout (a directory, or a tar of one:
+// §14.9 Importing an image into the store from an OCI image layout (a directory, or a tar of one:
 // an OCI archive, which is also what `docker save` writes since Docker 25) or a classic `docker
 // save` archive (manifest.json, <id>.json configs, <id>/layer.tar). Every blob is hashed on the way
 // in and refused unless it hashes to the digest that names it (`ImageDigestMismatch`); a classic
@@ -217,7 +217,7 @@ function importDockerSave(store: ImageStore, src: Source, name: ImageRef | null)
 }
 
 /**
- * importImage (§14.8) imports every image of `path` (an OCI layout directory, an OCI archive, or a
+ * importImage (§14.9) imports every image of `path` (an OCI layout directory, an OCI archive, or a
  * docker-save archive) into `store` and returns them by name and manifest digest. `name` names the
  * image where the input does not (or overrides it). Refuses: `ImageInvalid` (not one of the three
  * forms, a malformed index, manifest or config, a missing blob, no name), `ImageDigestMismatch` (a

@@ -1,4 +1,4 @@
-// @sbx/host/image — §14.8 images: the local content-addressed image store, import from OCI layouts
+// @sbx/host/image — §14.9 images: the local content-addressed image store, import from OCI layouts
 // and archives, layers unpacked into a verified read-only rootfs, the sandbox a manifest with an
 // image describes, and the check a resume makes (§13.4).
 export { ImageStore, parseRef, sha256File } from "./store.ts";

@@ -1,4 +1,4 @@
-// §14.8 The OCI shapes the image store reads: descriptors, image indexes, image manifests, image
+// §14.9 The OCI shapes the image store reads: descriptors, image indexes, image manifests, image
 // configs (OCI image-spec v1.1). Each is parsed strictly (no duplicate or prototype keys, bounded
 // size) and only the members the store uses are read; anything else about them is refused
 // (`ImageInvalid`) rather than guessed.
@@ -47,7 +47,7 @@ export interface ImageManifest {
   readonly layers: readonly Descriptor[];
 }
 
-/** What a run takes from the image config (§14.8): environment, user, working directory. */
+/** What a run takes from the image config (§14.9): environment, user, working directory. */
 export interface ImageConfig {
   readonly env: readonly string[];
   readonly user: string;
@@ -135,7 +135,7 @@ export function parseManifest(bytes: Uint8Array): ImageManifest {
   return { config, layers: ls };
 }
 
-/** parseConfig reads the members of an image config a run uses (§14.8). */
+/** parseConfig reads the members of an image config a run uses (§14.9). */
 export function parseConfig(bytes: Uint8Array): ImageConfig {
   const o = parseJsonBlob(bytes, "image config");
   const c = obj(o.config);

@@ -1,4 +1,4 @@
-// §13.4, §14.8 The check a resume makes before it runs anything: the host's image store holds the
+// §13.4, §14.9 The check a resume makes before it runs anything: the host's image store holds the
 // image the run's manifest pins, with the same bytes. A run suspended on one host resumes on another
 // only where this holds; the rootfs cache is checked by its own digest when the run starts.
 import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
@@ -12,7 +12,7 @@ export type PinnedImageCheck =
   | { readonly ok: false; readonly code: HostErrorCode; readonly message: string };
 
 /**
- * checkPinnedImage (§13.4, §14.8) says whether `store` holds the image `image` pins
+ * checkPinnedImage (§13.4, §14.9) says whether `store` holds the image `image` pins
  * (`name[:tag]@sha256:<hex>`, compared by digest only) with the same bytes: the image manifest, its
  * config and every layer are hashed again. Returns, never throws, for a store answer:
  * `ImageNotInStore` (the manifest or a blob it names is missing), `ImageDigestMismatch` (a blob's bytes

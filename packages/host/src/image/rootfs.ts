@@ -1,4 +1,4 @@
-// §14.8 The rootfs cache: each image's layers unpacked once into `<store>/rootfs/<manifest hex>`,
+// §14.9 The rootfs cache: each image's layers unpacked once into `<store>/rootfs/<manifest hex>`,
 // with a record of its tree digest beside it. Before every use the tree is hashed again and compared
 // with the record; a tree that differs (or has no record) is discarded and unpacked afresh from the
 // store's verified blobs. A fresh unpack is made in the store's scratch folder and renamed into place.
@@ -39,7 +39,7 @@ export interface Rootfs {
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /**
- * treeDigest (§14.8) hashes a directory tree without following any link: one line per entry, sorted
+ * treeDigest (§14.9) hashes a directory tree without following any link: one line per entry, sorted
  * by name bytes, giving its kind, permission bits, and its content (a file's size and sha256, a
  * link's target). Anything else (a device node, a socket) is `RootfsMismatch`: no unpack makes one.
  */
@@ -84,7 +84,7 @@ export function imageParts(store: ImageStore, hex: string): { manifest: ImageMan
 }
 
 /**
- * verifyRootfs (§14.8) says whether the cached rootfs of image `hex` exists and hashes to its record;
+ * verifyRootfs (§14.9) says whether the cached rootfs of image `hex` exists and hashes to its record;
  * it returns the tree digest, or throws `RootfsMismatch` (a tree with no record, or that differs).
  * Returns null when there is no cached rootfs at all.
  */
@@ -102,7 +102,7 @@ export function verifyRootfs(store: ImageStore, hex: string): string | null {
 }
 
 /**
- * ensureRootfs (§14.8) returns the verified rootfs of image `hex` (a manifest digest in the store),
+ * ensureRootfs (§14.9) returns the verified rootfs of image `hex` (a manifest digest in the store),
  * unpacking it when there is none or the cached one fails its check. Refuses as unpackLayers does,
  * and `ImageNotInStore`/`ImageDigestMismatch` for the manifest and config.
  */

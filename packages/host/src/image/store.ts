@@ -1,4 +1,4 @@
-// §14.8 The local image store: a content-addressed directory that is itself an OCI image layout
+// §14.9 The local image store: a content-addressed directory that is itself an OCI image layout
 // (`oci-layout`, `index.json`, `blobs/sha256/<hex>`). A blob enters only under the sha256 of its own
 // bytes (hashed as it is copied in, then fsynced and renamed into place); a blob is hashed again
 // whenever it is read for use. `index.json` names images: one descriptor per `name:tag`, with the
@@ -60,7 +60,7 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** The image store (§14.8). */
+/** The image store (§14.9). */
 export class ImageStore {
   readonly dir: string;
 

@@ -1,4 +1,4 @@
-// §14.8 The system a unit sees when its manifest names an image: every top-level entry of the
+// §14.9 The system a unit sees when its manifest names an image: every top-level entry of the
 // image's rootfs, read-only, in place of the host's /usr and its links, except /etc, /proc, /dev,
 // /tmp and /sys, which the sandbox makes itself. /etc is the image's own, copied, with the files
 // that name the sandbox's users and host (passwd, group, hosts, hostname, resolv.conf) generated
@@ -33,7 +33,7 @@ export interface ImageSystem {
 }
 
 /**
- * rootfsEntries (§14.8) lists the top-level entries of `rootfs` as system entries: a link is the same
+ * rootfsEntries (§14.9) lists the top-level entries of `rootfs` as system entries: a link is the same
  * link inside (its target is read in the sandbox, where / is the image's root); a directory or file
  * is bound read-only from `mount`/name. Other kinds are left out.
  */
@@ -74,7 +74,7 @@ function merge(image: readonly string[], generated: string, idField: number): st
 }
 
 /**
- * imageEtc (§14.8) writes the /etc of a sandbox on `rootfs` into a fresh host directory: the image's
+ * imageEtc (§14.9) writes the /etc of a sandbox on `rootfs` into a fresh host directory: the image's
  * /etc copied (links as links, never followed), then passwd and group merged with the sandbox's
  * users, and hosts, hostname and resolv.conf generated (each removed first, so a link the image put
  * there is replaced, never written through).
@@ -107,7 +107,7 @@ const etcCache = new Map<string, string>();
 let exitHook = false;
 
 /**
- * imageSystem (§14.8) is the ImageSystem of a verified rootfs (`tree`: its digest); each /etc is made
+ * imageSystem (§14.9) is the ImageSystem of a verified rootfs (`tree`: its digest); each /etc is made
  * once per process for each tree and user.
  */
 export function imageSystem(rootfs: string, tree: string): ImageSystem {

@@ -1,4 +1,4 @@
-// §14.8 Unpacking an image's layers, lowest first, into a fresh directory that becomes the unit's
+// §14.9 Unpacking an image's layers, lowest first, into a fresh directory that becomes the unit's
 // read-only system. Each layer is hashed as it is read and refused unless it is the blob its
 // manifest names. Per layer, first its whiteouts remove what lower layers made (`.wh.NAME` one
 // name, `.wh..wh..opq` every child of its directory), then its other entries are written. Nothing is
@@ -7,7 +7,7 @@
 // parent that is a link (`LayerPathEscapes`); a symbolic link whose relative target climbs above
 // the root, or a hard link to a name outside the root or to nothing unpacked (`LayerLinkEscapes`);
 // a device node or FIFO (`LayerDeviceNode`). Setuid and setgid bits are stripped (the sandbox sets
-// no_new_privs anyway; §14.8 says so). Every file is owned by the host's root; the tar's owners are
+// no_new_privs anyway; §14.9 says so). Every file is owned by the host's root; the tar's owners are
 // not applied.
 import {
   chmodSync,
@@ -48,7 +48,7 @@ function lstatOrNull(p: string): Stats | null {
   }
 }
 
-/** namePartsOf splits an entry name into components; refuses absolute names and `..` (§14.8). */
+/** namePartsOf splits an entry name into components; refuses absolute names and `..` (§14.9). */
 export function namePartsOf(name: string): string[] {
   if (name.startsWith("/"))
     throw new HostError("LayerAbsolutePath", `layer entry ${JSON.stringify(name)} is absolute`);
@@ -204,7 +204,7 @@ class Unpacker {
 }
 
 /**
- * unpackLayers (§14.8) unpacks `layers` (lowest first) from `store` into the empty directory `dest`.
+ * unpackLayers (§14.9) unpacks `layers` (lowest first) from `store` into the empty directory `dest`.
  * Refuses: `ImageNotInStore` (a layer missing), `ImageDigestMismatch` (a layer's bytes are not its
  * digest: hashed before anything of it is applied),
  * `LayerAbsolutePath`, `LayerPathEscapes`, `LayerLinkEscapes`, `LayerDeviceNode`, `ImageInvalid`.

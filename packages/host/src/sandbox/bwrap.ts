@@ -92,7 +92,7 @@ const LAUNCHER = [
   // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
   // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
   `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
-  // An image's rootfs (§14.8) is bound the same way, for the same reason.
+  // An image's rootfs (§14.9) is bound the same way, for the same reason.
   `if [ -n "$rmnt" ]; then ${TOOLS.mount} --bind -- "$root" "$rmnt" || exit 125; fi`,
   `exec "$@" ${SECCOMP_FD}<"$seccomp" ${WORKSPACE_FD}<"$ws" ${ETC_FD}<"$etc"`,
 ].join("\n");
@@ -115,7 +115,7 @@ export interface LaunchPaths {
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
   /**
-   * An image's rootfs (§14.8) to bind, in the launcher's private mount namespace, onto an empty
+   * An image's rootfs (§14.9) to bind, in the launcher's private mount namespace, onto an empty
    * directory every uid can reach (the system entries' sources lie under `mountpoint`).
    */
   readonly rootfs?: { readonly source: string; readonly mountpoint: string };

@@ -57,7 +57,7 @@ export interface SandboxOptions {
    * gate attaches in between. runUnit sets it when the run has an exec policy.
    */
   readonly gated?: boolean;
-  /** §14.8 An image's verified rootfs is the system, in place of the host's /usr (image/system.ts). */
+  /** §14.9 An image's verified rootfs is the system, in place of the host's /usr (image/system.ts). */
   readonly image?: ImageSystem;
 }
 
@@ -130,7 +130,7 @@ export function reachable(dir: string, uid: number): boolean {
   return true;
 }
 
-/** imageMount: where an image's rootfs is bound for bwrap, when the sandbox's uid cannot reach it (§14.8). */
+/** imageMount: where an image's rootfs is bound for bwrap, when the sandbox's uid cannot reach it (§14.9). */
 function imageMount(source: string, uid: number): { source: string; mountpoint: string } | undefined {
   return reachable(source, uid) ? undefined : { source, mountpoint: sharedSystemDir({ ".sbx-rootfs": "" }) };
 }

@@ -32,7 +32,7 @@ const TOP_LEVEL = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
 
 /**
  * One entry of the read-only system: a link to make, or a host directory to bind read-only (at the
- * same path, or from `source`: an image's rootfs, §14.8).
+ * same path, or from `source`: an image's rootfs, §14.9).
  */
 export type SystemEntry =
   | { readonly kind: "symlink"; readonly target: string; readonly path: string }

@@ -1,4 +1,4 @@
-// §14.8 The image store, import, unpack and the rootfs cache, on images this test builds itself from
+// §14.9 The image store, import, unpack and the rootfs cache, on images this test builds itself from
 // busybox-static: OCI layout, OCI archive and docker-save archive; whiteouts, links, modes; hostile
 // layers refused by code; a cache that changed is rebuilt; the resume check.
 import { test } from "node:test";

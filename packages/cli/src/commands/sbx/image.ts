@@ -1,4 +1,4 @@
-// `sbx image import`, `sbx image list` and `sbx manifest pin` (sandbox-attest §14.8): OCI images into
+// `sbx image import`, `sbx image list` and `sbx manifest pin` (sandbox-attest §14.9): OCI images into
 // the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
 import { statSync } from "node:fs";
 import { applyEdits, modify, parseTree, findNodeAtLocation } from "jsonc-parser";
@@ -15,7 +15,7 @@ const importCmd: Command = {
   summary: "import an OCI image (layout dir, OCI archive, docker-save archive) into the image store",
   help: `usage: sbx image import <oci-layout-dir | oci-archive.tar | docker-save.tar> [--name NAME[:TAG]]
                         [--images DIR] [--json]
-  Copies every image of the input into the local image store (§14.8), hashing each blob on the way in:
+  Copies every image of the input into the local image store (§14.9), hashing each blob on the way in:
   a blob whose bytes are not its sha256 digest is refused (ImageDigestMismatch) and nothing is named.
   A classic docker-save archive's layers are checked against its config's rootfs.diff_ids, and the
   store records an OCI manifest built from them. Prints one line per image: name@sha256:<manifest>.
@@ -60,7 +60,7 @@ const listCmd: Command = {
   name: "image list",
   summary: "list the images in the image store by name:tag and digest",
   help: `usage: sbx image list [--images DIR] [--json]
-  Lists every named image of the store (§14.8): name:tag and the sha256 of its manifest.
+  Lists every named image of the store (§14.9): name:tag and the sha256 of its manifest.
 ${IMAGES_HELP}
   --json         print [{name, tag, digest}]
 exit: 0 listed, 1 no image store there, 2 usage error`,
@@ -79,7 +79,7 @@ const pinCmd: Command = {
   summary: "write a copy of a devcontainer.json whose image is pinned to the digest in the image store",
   help: `usage: sbx manifest pin <devcontainer.json> [--out FILE] [--image NAME[:TAG]] [--images DIR] [--json]
   Looks up the file's image (name[:tag], tag latest by default; an @sha256 already there is replaced)
-  in the image store (§14.8) and writes a copy, comments and all, whose "image" is name@sha256:<digest>
+  in the image store (§14.9) and writes a copy, comments and all, whose "image" is name@sha256:<digest>
   of what the store holds under that name. Then says whether the pinned copy is in the declarative
   subset (§14.3): a refusal lists every other offending member, as sbx manifest ingest does.
   --out FILE     where to write (default: the input's name with .pinned.json)

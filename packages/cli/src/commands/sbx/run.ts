@@ -188,7 +188,7 @@ export const command: Command = {
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
   --manifest FILE  a devcontainer.json whose image is pinned (sbx manifest pin): the unit runs on
                    that image's verified rootfs with its env, user, workspace folder and
-                   hostRequirements as limits (§14.8); the manifest's address is the unit's
+                   hostRequirements as limits (§14.9); the manifest's address is the unit's
   --images DIR     the image store for --manifest FILE (default: images/ in the run store)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
@@ -239,7 +239,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       throw new UsageError("--timeout-ms must be a positive integer");
     const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
     const maxLevel = levelOpt(values.level);
-    // §14.8 --manifest FILE: a pinned devcontainer.json whose image is the unit's system.
+    // §14.9 --manifest FILE: a pinned devcontainer.json whose image is the unit's system.
     const fromFile =
       values.manifest !== undefined && !isDigest(values.manifest) ? manifestOfFile(values.manifest) : null;
     if (fromFile && (values.unsandboxed === true || values.user !== undefined))
