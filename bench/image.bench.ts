@@ -2,49 +2,102 @@
 // each layer hashed, its whiteouts applied, its entries checked and written, the tree hashed for the
 // record) and later runs (the cached rootfs hashed again and compared with its record), against the
 // anchor `tar -x` of the same layer blobs (GNU tar, gzip detected by itself) into a fresh directory.
-// The image is the test image (busybox-static, its links, a whiteout layer) plus a layer of FILES
-// generated files (512 B to 16 KiB) in 50 directories, gzip-compressed as registries serve layers.
+// The image is one layer made here with GNU tar: Debian's busybox-static with a few applet links,
+// and FILES generated files (512 B to 16 KiB) in 50 directories, gzip-compressed as registries serve
+// layers.
 // Then whole runs of /bin/true in the sandbox: on the image with the rootfs unpacked first, on the
 // cached image, and on the host's /usr (no image). Rounds are interleaved; medians are printed.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { addressOf, testKey } from "@sbx/wire";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { ingestManifest } from "@sbx/sandbox-attest/manifest";
 import { runUnit } from "@sbx/host/run";
 import { sandboxUnavailableReason } from "@sbx/host/sandbox";
 import { ensureRootfs, imageRunOptions, importImage, ImageStore } from "@sbx/host/image";
-import {
-  baseLayer,
-  buildImage,
-  upperLayer,
-  writeLayout,
-  type Entry,
-} from "../packages/host/test/image/fixture.ts";
 import { median, row } from "./measure.ts";
 
 const ROUNDS = Number(process.env.IMAGE_BENCH_ROUNDS ?? 5);
 const FILES = Number(process.env.IMAGE_BENCH_FILES ?? 1000);
 
-/** A layer of `n` files with deterministic contents, in 50 directories. */
-function filesLayer(n: number): Entry[] {
-  const out: Entry[] = [
-    { name: "usr/share/", kind: "dir" },
-    { name: "usr/share/bench/", kind: "dir" },
-  ];
-  for (let d = 0; d < 50; d++) out.push({ name: `usr/share/bench/d${d}/`, kind: "dir" });
+const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+
+/** A tree of busybox with its applet links and `n` generated files (512 B to 16 KiB) in 50 directories. */
+function makeTree(root: string, n: number): void {
+  mkdirSync(join(root, "bin"), { recursive: true });
+  copyFileSync("/bin/busybox", join(root, "bin/busybox"));
+  for (const a of ["sh", "true", "id", "env", "cat", "ls"]) symlinkSync("busybox", join(root, "bin", a));
+  mkdirSync(join(root, "etc"));
+  writeFileSync(join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n");
   let seed = createHash("sha256").update("image bench").digest();
+  for (let d = 0; d < 50; d++) mkdirSync(join(root, `usr/share/bench/d${d}`), { recursive: true });
   for (let i = 0; i < n; i++) {
     seed = createHash("sha256").update(seed).digest();
     const size = 512 + (seed.readUInt32BE(0) % (16 * 1024 - 512));
     const body = Buffer.alloc(size);
     for (let o = 0; o < size; o += 32) seed.copy(body, o);
-    out.push({ name: `usr/share/bench/d${i % 50}/f${i}.txt`, kind: "file", body });
+    writeFileSync(join(root, `usr/share/bench/d${i % 50}/f${i}.txt`), body);
   }
-  return out;
+}
+
+/**
+ * writeImage writes an OCI layout of one gzip layer (GNU tar of `tree`, as registries serve layers)
+ * and returns the manifest's hex and the uncompressed size.
+ */
+function writeImage(tree: string, layout: string): { hex: string; bytes: number } {
+  const blobs = join(layout, "blobs", "sha256");
+  mkdirSync(blobs, { recursive: true });
+  const put = (b: Buffer) => {
+    const h = sha256(b);
+    writeFileSync(join(blobs, h), b);
+    return h;
+  };
+  const r = spawnSync("tar", ["-cf", "-", "--numeric-owner", "-C", tree, "."], { maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error("tar -c failed");
+  const tar = r.stdout;
+  const gz = gzipSync(tar);
+  const layer = put(gz);
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: "amd64",
+      os: "linux",
+      config: { Env: ["PATH=/bin"] },
+      rootfs: { type: "layers", diff_ids: [`sha256:${sha256(tar)}`] },
+    }),
+  );
+  const cfg = put(config);
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: {
+        mediaType: "application/vnd.oci.image.config.v1+json",
+        digest: `sha256:${cfg}`,
+        size: config.length,
+      },
+      layers: [
+        {
+          mediaType: "application/vnd.oci.image.layer.v1.tar+gzip",
+          digest: `sha256:${layer}`,
+          size: gz.length,
+        },
+      ],
+    }),
+  );
+  const hex = put(manifest);
+  writeFileSync(join(layout, "oci-layout"), '{"imageLayoutVersion":"1.0.0"}');
+  const desc = {
+    mediaType: "application/vnd.oci.image.manifest.v1+json",
+    digest: `sha256:${hex}`,
+    size: manifest.length,
+    annotations: { "org.opencontainers.image.ref.name": "sbx.bench/image:1" },
+  };
+  writeFileSync(join(layout, "index.json"), JSON.stringify({ schemaVersion: 2, manifests: [desc] }));
+  return { hex, bytes: tar.length };
 }
 
 async function time(fn: () => unknown): Promise<number> {
@@ -56,14 +109,14 @@ async function time(fn: () => unknown): Promise<number> {
 export default async function bench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "sbx-image-bench-"));
   try {
-    const img = buildImage([baseLayer(), upperLayer(), filesLayer(FILES)]);
-    writeLayout(img, join(dir, "layout"), "sbx.bench/image:1");
+    makeTree(join(dir, "tree"), FILES);
+    const img = writeImage(join(dir, "tree"), join(dir, "layout"));
     const store = ImageStore.open(join(dir, "images"), true);
     importImage(store, join(dir, "layout"));
-    const layers = ensureRootfs(store, img.manifestHex).manifest.layers.map((l) => store.blobPath(l.hex));
-    const bytes = layers.reduce((a, _, i) => a + (img.layerTars[i]?.length ?? 0), 0);
+    const layers = ensureRootfs(store, img.hex).manifest.layers.map((l) => store.blobPath(l.hex));
+    const bytes = img.bytes;
     const env = ingestManifest(
-      `{"image": "sbx.bench/image@sha256:${img.manifestHex}", "hostRequirements": {"cpus": 1}}`,
+      `{"image": "sbx.bench/image@sha256:${img.hex}", "hostRequirements": {"cpus": 1}}`,
     ).environment;
     const sandboxed = sandboxUnavailableReason() === null;
     const none = addressOf({});
@@ -83,8 +136,7 @@ export default async function bench(): Promise<void> {
       later: [] as number[],
       host: [] as number[],
     };
-    const dropCache = () =>
-      rmSync(join(store.dir, "rootfs", img.manifestHex), { recursive: true, force: true });
+    const dropCache = () => rmSync(join(store.dir, "rootfs", img.hex), { recursive: true, force: true });
     const run = async (image: boolean) => {
       const sandbox = image ? { workspace: ws, ...imageRunOptions(store, env).sandbox } : { workspace: ws };
       const r = await runUnit({ ...unit, argv: ["/bin/true"], sandbox, meter: { sampleMs: 0 } });
@@ -100,8 +152,8 @@ export default async function bench(): Promise<void> {
           rmSync(out, { recursive: true, force: true });
         });
         dropCache();
-        const unpack = await time(() => ensureRootfs(store, img.manifestHex));
-        const cached = await time(() => ensureRootfs(store, img.manifestHex));
+        const unpack = await time(() => ensureRootfs(store, img.hex));
+        const cached = await time(() => ensureRootfs(store, img.hex));
         if (sandboxed) {
           dropCache();
           s.first.push(await time(() => run(true)));
@@ -119,7 +171,7 @@ export default async function bench(): Promise<void> {
     const ms = (x: number) => `${(x * 1000).toFixed(1)} ms`;
     const anchor = median(s.tar);
     console.log(
-      `  image of ${layers.length} layers, ${FILES + 40} entries, ${(bytes / 2 ** 20).toFixed(1)} MiB unpacked; median of ${ROUNDS} interleaved rounds`,
+      `  image of ${layers.length} layers, ${FILES + 60} entries, ${(bytes / 2 ** 20).toFixed(1)} MiB unpacked; median of ${ROUNDS} interleaved rounds`,
     );
     row("anchor: tar -x of the same layer blobs", ms(anchor), 1, "tar -x");
     row(
