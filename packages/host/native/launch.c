@@ -4,15 +4,17 @@
  *      limited and metered from their first instruction;
  *   2. closes every descriptor but 0, 1, 2 and the host's status and gate descriptors (6, 7, 8),
  *      without relying on anyone's close-on-exec flags;
- *   3. when the workspace's parents are closed to the sandbox's uid, enters a private mount
- *      namespace and binds the workspace onto MOUNTPOINT, a directory that uid can reach;
+ *   3. when the workspace's parents are closed to the sandbox's uid, or an image's rootfs is
+ *      given, enters a private mount namespace and binds the workspace onto MOUNTPOINT and the
+ *      rootfs onto ROOTFS_MNT, directories that uid can reach (§14.9);
  *   4. opens the seccomp program, the workspace and the generated /etc on descriptors 3, 4, 5;
  *   5. drops to the unprivileged host uid: no supplementary groups, gid and uid (real, effective,
  *      saved) set to it, the capability bounding set and the ambient set emptied, then every
  *      capability set zeroed; each step is checked, and read back before bwrap runs;
  *   6. execs bwrap with the arguments after "--" and an empty environment.
  * Any failure prints one line on stderr and exits 125 before bwrap runs (fail closed).
- * Usage: sbx-launch UID NCGROUPS CGROUP… SECCOMP WORKSPACE ETC MOUNTPOINT|"" -- BWRAP ARG…
+ * Usage: sbx-launch UID NCGROUPS CGROUP… SECCOMP WORKSPACE ETC MOUNTPOINT|"" ROOTFS|"" ROOTFS_MNT|""
+ *        -- BWRAP ARG…
  * Built with warnings as errors and hardening flags (build.sh). */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,25 +112,31 @@ static void drop(unsigned id) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) fail("usage: sbx-launch UID N CGROUP... SECCOMP WORKSPACE ETC MOUNTPOINT -- BWRAP ARG...");
+  if (argc < 3) fail("usage: sbx-launch UID N CGROUP... SECCOMP WORKSPACE ETC MOUNTPOINT ROOTFS ROOTFS_MNT -- BWRAP ARG...");
   unsigned id = parse_id(argv[1]);
   char *end = NULL;
   long n = strtol(argv[2], &end, 10);
-  if (*end != '\0' || n < 0 || n > 16 || argc < 3 + n + 6) fail("bad arguments");
+  if (*end != '\0' || n < 0 || n > 16 || argc < 3 + n + 8) fail("bad arguments");
   int i = 3;
   for (long k = 0; k < n; k++) join_cgroup(argv[i++]);
   const char *seccomp = argv[i++];
   const char *ws = argv[i++];
   const char *etc = argv[i++];
   const char *mnt = argv[i++];
+  const char *root = argv[i++];
+  const char *rmnt = argv[i++];
+  if ((root[0] == '\0') != (rmnt[0] == '\0')) fail("bad arguments");
   if (strcmp(argv[i++], "--") != 0 || i >= argc) fail("bad arguments");
   close_others();
-  if (mnt[0] != '\0') {
+  if (mnt[0] != '\0' || root[0] != '\0') {
     if (unshare(CLONE_NEWNS) != 0) die("unshare");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount private");
+  }
+  if (mnt[0] != '\0') {
     if (mount(ws, mnt, NULL, MS_BIND, NULL) != 0) die("bind workspace");
     ws = mnt;
   }
+  if (root[0] != '\0' && mount(root, rmnt, NULL, MS_BIND, NULL) != 0) die("bind rootfs");
   place(seccomp, 0, 3);
   place(ws, O_DIRECTORY, 4);
   place(etc, O_DIRECTORY, 5);

@@ -42,7 +42,19 @@ export type HostErrorCode =
   | "PoolEmpty"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
-  | "LogBroken";
+  | "LogBroken"
+  // §14.9 images: the store, import, layers unpacked into a rootfs, and the checks a run or resume makes
+  | "ImageInvalid"
+  | "ImageNotInStore"
+  | "ImageDigestMismatch"
+  | "ImageStoreUnusable"
+  | "LayerAbsolutePath"
+  | "LayerPathEscapes"
+  | "LayerLinkEscapes"
+  | "LayerDeviceNode"
+  | "RootfsMismatch"
+  | "RequirementsUnmet"
+  | "WorkspaceFolderUnusable";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

@@ -69,7 +69,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   a.push("--hostname", plan.hostname);
   for (const e of plan.system ?? systemEntries())
     if (e.kind === "symlink") a.push("--symlink", e.target, e.path);
-    else a.push("--ro-bind", e.path, e.path);
+    else a.push("--ro-bind", e.source ?? e.path, e.path);
   a.push("--ro-bind-fd", String(ETC_FD), "/etc");
   // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
   a.push("--proc", "/proc", "--dev", "/dev");
@@ -103,6 +103,11 @@ export interface LaunchPaths {
   readonly mountpoint: string | null;
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
+  /**
+   * An image's rootfs (§14.9) to bind, in the launcher's private mount namespace, onto an empty
+   * directory every uid can reach (the system entries' sources lie under `mountpoint`).
+   */
+  readonly rootfs?: { readonly source: string; readonly mountpoint: string };
 }
 
 /** launcherArgv (§5.1) returns the full argv (program first) that starts the sandbox. */
@@ -118,6 +123,8 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.workspace,
     p.etc,
     p.mountpoint ?? "",
+    p.rootfs?.source ?? "",
+    p.rootfs?.mountpoint ?? "",
     "--",
     TOOLS.bwrap,
     ...bwrap,

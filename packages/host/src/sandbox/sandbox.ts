@@ -31,6 +31,7 @@ import {
 import { seccompProgram } from "./seccomp.ts";
 import { etcFiles, sandboxUser, sharedSystemDir, type SandboxUser } from "./system.ts";
 import { handWorkspace, workspaceBytes } from "./workspace.ts";
+import type { ImageSystem } from "../image/system.ts";
 
 /** The unprivileged host uid sandboxes run as by default (`nobody`); never 0. */
 export const DEFAULT_HOST_UID = 65534;
@@ -64,6 +65,8 @@ export interface SandboxOptions {
    * gate attaches in between. runUnit sets it when the run has an exec policy.
    */
   readonly gated?: boolean;
+  /** §14.9 An image's verified rootfs is the system, in place of the host's /usr (image/system.ts). */
+  readonly image?: ImageSystem;
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
@@ -133,6 +136,11 @@ export function reachable(dir: string, uid: number): boolean {
     if (!((st.mode & 0o001) !== 0 || (st.uid === uid && (st.mode & 0o100) !== 0))) return false;
   }
   return true;
+}
+
+/** imageMount: where an image's rootfs is bound for bwrap, when the sandbox's uid cannot reach it (§14.9). */
+function imageMount(source: string, uid: number): { source: string; mountpoint: string } | undefined {
+  return reachable(source, uid) ? undefined : { source, mountpoint: sharedSystemDir({ ".sbx-rootfs": "" }) };
 }
 
 /** sandboxUnavailableReason (§5) says why this host cannot start a sandbox, or null when it can. */
@@ -223,7 +231,7 @@ export function startSandbox(
     throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
   // The seccomp program and the generated /etc are the same for every run with this user: made once
   // per process, bound read-only (or read through a descriptor) by each sandbox.
-  const etc = sharedSystemDir(etcFiles(user, "sandbox"));
+  const etc = o.image?.etc(user, "sandbox") ?? sharedSystemDir(etcFiles(user, "sandbox"));
   const seccompFile = join(sharedSystemDir({ "seccomp.bpf": seccompProgram() }), "seccomp.bpf");
   const cg = createRunCgroup(
     `sbx-run-${process.pid}-${randomBytes(6).toString("hex")}`,
@@ -235,9 +243,28 @@ export function startSandbox(
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
     const gated = o.gated === true;
-    const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated });
+    const rootfs = o.image === undefined ? undefined : imageMount(o.image.rootfs, hostUid);
+    const system = o.image?.entries(rootfs?.mountpoint ?? o.image.rootfs);
+    const bw = bwrapArgs({
+      user,
+      workspaceFolder: folder,
+      hostname: "sandbox",
+      tmpBytes,
+      env,
+      argv,
+      gated,
+      ...(system ? { system } : {}),
+    });
     const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
-    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
+    const paths = {
+      cgroups: cg.dirs,
+      seccompFile,
+      workspace: o.workspace,
+      etc,
+      mountpoint,
+      hostUid,
+      ...(rootfs ? { rootfs } : {}),
+    };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
     const gate = gated ? (["pipe", "pipe"] as const) : ([] as const);

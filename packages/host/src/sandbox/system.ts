@@ -30,10 +30,13 @@ export function sandboxUser(name: string | undefined): SandboxUser {
 /** The top-level names that distributions link into /usr (merged /usr) or keep as directories. */
 const TOP_LEVEL = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
 
-/** One entry of the read-only system: a link to make, or a host directory to bind read-only. */
+/**
+ * One entry of the read-only system: a link to make, or a host directory to bind read-only (at the
+ * same path, or from `source`: an image's rootfs, §14.9).
+ */
 export type SystemEntry =
   | { readonly kind: "symlink"; readonly target: string; readonly path: string }
-  | { readonly kind: "ro-bind"; readonly path: string };
+  | { readonly kind: "ro-bind"; readonly path: string; readonly source?: string };
 
 /**
  * systemEntries (§5.1) lists what the system view holds besides /usr, following the host: a

@@ -20,6 +20,7 @@ import {
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { gateOpt } from "./run-gate.ts";
+import { manifestOfFile, withManifestImage } from "../../images.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -192,6 +193,10 @@ export const command: Command = {
   the unit and SIGKILL after the grace period, and the interval is still attested.
   --key FILE       host key file (sbx keygen); default: a fresh key for this run only
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
+  --manifest FILE  a devcontainer.json whose image is pinned (sbx manifest pin): the unit runs on
+                   that image's verified rootfs with its env, user, workspace folder and
+                   hostRequirements as limits (§14.9); the manifest's address is the unit's
+  --images DIR     the image store for --manifest FILE (default: images/ in the run store)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --exec-policy FILE  gate every exec inside the sandbox by content (§5.5.5): FILE is a plain or a
                    signed exec policy (sbx policy); its address is the one attested. Refused execs
@@ -240,6 +245,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       watch: { type: "string" },
       out: { type: "string" },
       json: { type: "boolean" },
+      images: { type: "string" },
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -247,14 +253,22 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       throw new UsageError("--timeout-ms must be a positive integer");
     const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
     const maxLevel = levelOpt(values.level);
-    const manifest = digestOpt(values.manifest, "manifest");
+    // §14.9 --manifest FILE: a pinned devcontainer.json whose image is the unit's system.
+    const fromFile =
+      values.manifest !== undefined && !isDigest(values.manifest) ? manifestOfFile(values.manifest) : null;
+    if (fromFile && (values.unsandboxed === true || values.user !== undefined))
+      throw new UsageError(
+        "--manifest FILE runs in its image's sandbox, with its user: no --unsandboxed, no --user",
+      );
+    const manifest = fromFile?.address ?? digestOpt(values.manifest, "manifest");
     const grantsId = digestOpt(values.grants, "grants");
     const policyFlag = values.policy === undefined ? undefined : digestOpt(values.policy, "policy");
     const gate = gateOpt(values["exec-policy"], values.steward, policyFlag, values.unsandboxed !== true);
     const policy = gate?.policy ?? policyFlag ?? NONE;
     const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     // Last, once every other flag is valid: it may create the default workspace.
-    const sandbox = sandboxOpts(values);
+    const plain = sandboxOpts(values);
+    const sandbox = fromFile && plain ? withManifestImage(plain, fromFile, values.images).sandbox : plain;
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);

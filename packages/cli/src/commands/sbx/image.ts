@@ -1,0 +1,152 @@
+// `sbx image import`, `sbx image list` and `sbx manifest pin` (sandbox-attest §14.9): OCI images into
+// the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
+import { statSync } from "node:fs";
+import { applyEdits, modify, parseTree, findNodeAtLocation } from "jsonc-parser";
+import { isSandboxAttestError, ingestManifest } from "@sbx/sandbox-attest/manifest";
+import { importImage, parseRef } from "@sbx/host/image";
+import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
+import { MAX_JSON_BYTES, readInput, writeOutput } from "../../files.ts";
+import { imagesDir, openImages } from "../../images.ts";
+
+const IMAGES_HELP = `  --images DIR   the image store (default: images/ in the run store: --store, SBX_STORE, XDG)`;
+
+const importCmd: Command = {
+  name: "image import",
+  summary: "import an OCI image (layout dir, OCI archive, docker-save archive) into the image store",
+  help: `usage: sbx image import <oci-layout-dir | oci-archive.tar | docker-save.tar> [--name NAME[:TAG]]
+                        [--images DIR] [--json]
+  Copies every image of the input into the local image store (§14.9), hashing each blob on the way in:
+  a blob whose bytes are not its sha256 digest is refused (ImageDigestMismatch) and nothing is named.
+  A classic docker-save archive's layers are checked against its config's rootfs.diff_ids, and the
+  store records an OCI manifest built from them. Prints one line per image: name@sha256:<manifest>.
+  --name REF     name the image REF (NAME[:TAG], tag latest by default) instead of the input's name
+${IMAGES_HELP}
+  --json         print [{name, tag, digest, reference}]
+exit: 0 imported, 1 refused (digest mismatch, malformed image), 2 usage error or unreadable input`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      name: { type: "string" },
+      images: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length !== 1) throw new UsageError("exactly one image input is required");
+    const input = positionals[0] ?? "";
+    try {
+      statSync(input);
+    } catch {
+      throw new UsageError(`cannot read ${input}`);
+    }
+    if (values.name !== undefined)
+      try {
+        parseRef(values.name);
+      } catch {
+        throw new UsageError("--name must be NAME[:TAG]");
+      }
+    const store = openImages(values.images, true);
+    const got = importImage(store, input, values.name);
+    const rows = got.map((i) => ({
+      name: i.name,
+      tag: i.tag,
+      digest: `sha256:${i.hex}`,
+      reference: `${i.name}@sha256:${i.hex}`,
+    }));
+    if (values.json) printJson(io, rows);
+    else for (const r of rows) io.out(r.reference);
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const listCmd: Command = {
+  name: "image list",
+  summary: "list the images in the image store by name:tag and digest",
+  help: `usage: sbx image list [--images DIR] [--json]
+  Lists every named image of the store (§14.9): name:tag and the sha256 of its manifest.
+${IMAGES_HELP}
+  --json         print [{name, tag, digest}]
+exit: 0 listed, 1 no image store there, 2 usage error`,
+  run(args, io) {
+    const { values } = parseOptions(args, { images: { type: "string" }, json: { type: "boolean" } }, false);
+    const store = openImages(values.images, false);
+    const rows = store.images().map((i) => ({ name: i.name, tag: i.tag, digest: `sha256:${i.hex}` }));
+    if (values.json) printJson(io, rows);
+    else for (const r of rows) io.out(`${r.name}:${r.tag}\t${r.digest}`);
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const pinCmd: Command = {
+  name: "manifest pin",
+  summary: "write a copy of a devcontainer.json whose image is pinned to the digest in the image store",
+  help: `usage: sbx manifest pin <devcontainer.json> [--out FILE] [--image NAME[:TAG]] [--images DIR] [--json]
+  Looks up the file's image (name[:tag], tag latest by default; an @sha256 already there is replaced)
+  in the image store (§14.9) and writes a copy, comments and all, whose "image" is name@sha256:<digest>
+  of what the store holds under that name. Then says whether the pinned copy is in the declarative
+  subset (§14.3): a refusal lists every other offending member, as sbx manifest ingest does.
+  --out FILE     where to write (default: the input's name with .pinned.json)
+  --image REF    pin to the store's image REF instead of the one the file names
+${IMAGES_HELP}
+  --json         print {out, image, accepted, address | code, members}
+exit: 0 written, 1 the image is not in the store, 2 usage error or unreadable file`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      out: { type: "string" },
+      image: { type: "string" },
+      images: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length !== 1) throw new UsageError("exactly one devcontainer.json is required");
+    const src = positionals[0] ?? "";
+    const text = readInput(src, "devcontainer.json", MAX_JSON_BYTES)
+      .toString("utf8")
+      .replace(/^\uFEFF/, "");
+    const node = findNodeAtLocation(parseTree(text) ?? ({ type: "null", offset: 0, length: 0 } as never), [
+      "image",
+    ]);
+    const named = values.image ?? (typeof node?.value === "string" ? node.value : undefined);
+    if (named === undefined) throw new UsageError(`${src} names no image: give one with --image NAME[:TAG]`);
+    let ref;
+    try {
+      ref = parseRef(named);
+    } catch {
+      throw new UsageError(`image ${JSON.stringify(named)} is not NAME[:TAG]; give one with --image`);
+    }
+    const store = openImages(values.images, false);
+    const hex = store.resolve(`${ref.name}:${ref.tag}`);
+    if (hex === null) {
+      io.err(
+        `sbx manifest pin: ImageNotInStore: ${ref.name}:${ref.tag} is not in the image store ${imagesDir(values.images)}`,
+      );
+      return Promise.resolve(EXIT.invalid);
+    }
+    const image = `${ref.name}@sha256:${hex}`;
+    const pinned = applyEdits(
+      text,
+      modify(text, ["image"], image, { formattingOptions: { insertSpaces: true, tabSize: 2 } }),
+    );
+    const out = values.out ?? src.replace(/(\.jsonc?)?$/, ".pinned.json");
+    writeOutput(out, Buffer.from(pinned, "utf8"), { what: "pinned devcontainer.json" });
+    let verdict: Record<string, unknown>;
+    try {
+      verdict = { accepted: true, address: ingestManifest(pinned).address };
+    } catch (e) {
+      if (!isSandboxAttestError(e)) throw e;
+      verdict = {
+        accepted: false,
+        code: e.code,
+        members: e.members.map((m) => ({ pointer: m.pointer, code: m.code })),
+      };
+    }
+    if (values.json) printJson(io, { out, image, ...verdict });
+    else {
+      io.out(image);
+      if (verdict.accepted !== true) {
+        const members = verdict.members as { pointer: string; code: string }[];
+        io.err(`note: the pinned copy is still refused (${String(verdict.code)}):`);
+        for (const m of members) io.err(`  ${m.pointer.padEnd(40)} ${m.code}`);
+      }
+    }
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+export const commands: Command[] = [importCmd, listCmd, pinCmd];
