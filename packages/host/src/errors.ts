@@ -42,7 +42,10 @@ export type HostErrorCode =
   | "PoolEmpty"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
-  | "LogBroken";
+  | "LogBroken"
+  // jcp grants governing a run: the grants do not cover what the run needs
+  | "GrantsInsufficient"
+  | "BudgetExhausted";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

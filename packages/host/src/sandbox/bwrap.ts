@@ -28,6 +28,18 @@ export const GATE_GO_FD = 8;
  */
 const GATE_STAGE = `echo up >&${GATE_READY_FD} || exit 125; read go <&${GATE_GO_FD} || exit 125; [ "$go" = go ] || exit 125; exec ${GATE_READY_FD}>&- ${GATE_GO_FD}<&-; exec "$@"`;
 
+/** The first descriptor of the extra binds (a grant's filesystem resources): BIND_FD + i for bind i. */
+export const BIND_FD = 9;
+
+/** One host path bound in besides the system and the workspace (a grant's filesystem resource). */
+export interface ExtraBind {
+  /** The host path (opened by the launcher, as root, and handed to bwrap as a descriptor). */
+  readonly host: string;
+  /** Where it appears inside. */
+  readonly inside: string;
+  readonly writable: boolean;
+}
+
 /** Where the tools the launcher needs live; all are in Debian's essential set or `bubblewrap`. */
 export const TOOLS = {
   bash: "/usr/bin/bash",
@@ -52,6 +64,10 @@ export interface BwrapPlan {
   readonly system?: readonly SystemEntry[];
   /** The command runs after the gate's handshake (GATE_READY_FD, GATE_GO_FD; §5.5.5). */
   readonly gated?: boolean;
+  /** Host paths bound in besides the workspace, on BIND_FD + i (jcp grants' filesystem resources). */
+  readonly binds?: readonly Pick<ExtraBind, "inside" | "writable">[];
+  /** The workspace is bound read-only (a grant gives it `read` only). */
+  readonly workspaceReadOnly?: boolean;
 }
 
 /**
@@ -72,7 +88,15 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
   a.push("--proc", "/proc", "--dev", "/dev");
   a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
-  a.push("--bind-fd", String(WORKSPACE_FD), plan.workspaceFolder, "--chdir", plan.workspaceFolder);
+  a.push(
+    plan.workspaceReadOnly === true ? "--ro-bind-fd" : "--bind-fd",
+    String(WORKSPACE_FD),
+    plan.workspaceFolder,
+  );
+  a.push("--chdir", plan.workspaceFolder);
+  (plan.binds ?? []).forEach((b, i) =>
+    a.push(b.writable ? "--bind-fd" : "--ro-bind-fd", String(BIND_FD + i), b.inside),
+  );
   // The root bwrap builds is a tmpfs the unit could write: made read-only, /tmp and the workspace
   // stay the only writable mounts.
   a.push("--remount-ro", "/");
@@ -89,6 +113,8 @@ const LAUNCHER = [
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done',
   `for f in /proc/$$/fd/*; do k=\${f##*/}; case $k in 0|1|2|${STATUS_FD}|${GATE_READY_FD}|${GATE_GO_FD}) ;; *) eval "exec $k>&-" ;; esac; done`,
   "seccomp=$1 ws=$2 etc=$3 mnt=$4; shift 4",
+  // Extra binds: host paths opened here, as root, on BIND_FD, BIND_FD + 1, … for bwrap's --bind-fd.
+  `k=${BIND_FD}; nb=$1; shift; while [ "$nb" -gt 0 ]; do eval "exec $k<\\"\\$1\\"" || exit 125; shift; k=$((k+1)); nb=$((nb-1)); done`,
   // The workspace is bound, in this private mount namespace, onto a directory the unprivileged uid
   // can reach: bwrap resolves its source as that uid, and the workspace's parents may be closed.
   `if [ -n "$mnt" ]; then ${TOOLS.mount} --bind -- "$ws" "$mnt" || exit 125; ws=$mnt; fi`,
@@ -112,6 +138,8 @@ export interface LaunchPaths {
   readonly mountpoint: string | null;
   /** The unprivileged host uid (and gid) the sandbox runs as; never 0. */
   readonly hostUid: number;
+  /** Host paths of the extra binds, in BwrapPlan.binds order. */
+  readonly binds?: readonly string[];
 }
 
 /** launcherArgv (§5.1) returns the full argv (program first) that starts the sandbox. */
@@ -139,6 +167,8 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.workspace,
     p.etc,
     p.mountpoint ?? "",
+    String(p.binds?.length ?? 0),
+    ...(p.binds ?? []),
     ...drop,
     TOOLS.bwrap,
     ...bwrap,

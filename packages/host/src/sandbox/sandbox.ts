@@ -7,7 +7,15 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { HostError } from "../errors.ts";
-import { bwrapArgs, GATE_GO_FD, GATE_READY_FD, launcherArgv, STATUS_FD, TOOLS } from "./bwrap.ts";
+import {
+  bwrapArgs,
+  type ExtraBind,
+  GATE_GO_FD,
+  GATE_READY_FD,
+  launcherArgv,
+  STATUS_FD,
+  TOOLS,
+} from "./bwrap.ts";
 import {
   cgroupProcs,
   createRunCgroup,
@@ -56,6 +64,13 @@ export interface SandboxOptions {
    * gate attaches in between. runUnit sets it when the run has an exec policy.
    */
   readonly gated?: boolean;
+  /**
+   * Host paths bound in besides the workspace (a grant's filesystem resources, ../grants/scopes.ts),
+   * read-only unless writable; the kernel's permission checks for the sandbox's host uid still apply.
+   */
+  readonly binds?: readonly ExtraBind[];
+  /** The workspace is bound read-only (a grant allows it `read` only). */
+  readonly workspaceReadOnly?: boolean;
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
@@ -67,6 +82,9 @@ export interface Provided {
   readonly user: SandboxUser;
   readonly tmpBytes: number;
   readonly workspaceBytes: number;
+  /** The extra host paths bound in, as inside path and mode (none without a grant). */
+  readonly binds: readonly { readonly inside: string; readonly writable: boolean }[];
+  readonly workspaceReadOnly: boolean;
 }
 
 /** How a sandbox ended. */
@@ -222,9 +240,21 @@ export function startSandbox(
     handWorkspace(o.workspace, hostUid);
     const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
     const gated = o.gated === true;
-    const bw = bwrapArgs({ user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated });
+    const binds = (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable }));
+    const workspaceReadOnly = o.workspaceReadOnly === true;
+    const plan = { user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated };
+    const bw = bwrapArgs({ ...plan, binds, workspaceReadOnly });
     const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
-    const paths = { cgroups: cg.dirs, seccompFile, workspace: o.workspace, etc, mountpoint, hostUid };
+    const hostBinds = (o.binds ?? []).map((b) => b.host);
+    const paths = {
+      cgroups: cg.dirs,
+      seccompFile,
+      workspace: o.workspace,
+      etc,
+      mountpoint,
+      hostUid,
+      binds: hostBinds,
+    };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
     const gate = gated ? (["pipe", "pipe"] as const) : ([] as const);
@@ -247,6 +277,8 @@ export function startSandbox(
     user,
     tmpBytes,
     workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
+    binds: (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable })),
+    workspaceReadOnly: o.workspaceReadOnly === true,
   };
   let killed = false;
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {

@@ -38,6 +38,14 @@ export interface SpendPayload {
   readonly wall_ms: number;
   readonly at_ms: number;
   readonly host: string;
+  /** What the spend paid for, when a host metered it (sandbox-attest §6, §7): addresses. */
+  readonly cites?: SpendCites;
+}
+
+/** A metered interval a receipt pays for: its attestation's and its energy receipt's addresses. */
+export interface SpendCites {
+  readonly attestation: Digest;
+  readonly energy: Digest;
 }
 
 /** What a ledger needs to verify chains and receipts. */
@@ -56,13 +64,32 @@ export interface SpendRequest {
   readonly uj: Amount;
   readonly calls?: number;
   readonly wall_ms?: number;
+  readonly cites?: SpendCites;
 }
 
 const KEYS = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
 
+function checkCites(c: unknown): void {
+  const o = c as Record<string, unknown> | null;
+  if (
+    typeof o !== "object" ||
+    o === null ||
+    Array.isArray(o) ||
+    Object.keys(o).sort().join(",") !== "attestation,energy"
+  )
+    throw new JcpError("BadReceipt", "cites is {attestation, energy}");
+  if (!isDigest(o.attestation) || !isDigest(o.energy))
+    throw new JcpError("BadReceipt", "cites.attestation and cites.energy must be digests");
+}
+
 function checkReceipt(v: Record<string, unknown>): SpendPayload {
-  if (Object.keys(v).sort().join(",") !== KEYS)
-    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}`);
+  const keys = Object.keys(v)
+    .filter((k) => k !== "cites")
+    .sort()
+    .join(",");
+  if (keys !== KEYS)
+    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}, and optionally cites`);
+  if ("cites" in v) checkCites(v.cites);
   if (!isDigest(v.grant) || !isDigest(v.prev))
     throw new JcpError("BadReceipt", "grant and prev must be digests");
   if (!isDidKey(v.host)) throw new JcpError("BadReceipt", "host must be an Ed25519 did:key");
@@ -218,6 +245,7 @@ export class SpendLedger {
       wall_ms: usage.wall_ms,
       at_ms,
       host: host.did,
+      ...(req.cites ? { cites: { attestation: req.cites.attestation, energy: req.cites.energy } } : {}),
     };
     checkReceipt(payload as unknown as Record<string, unknown>);
     this.#totals(grants, usage);

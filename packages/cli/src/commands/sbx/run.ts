@@ -19,6 +19,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun, type GrantDebit } from "./grant.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -44,7 +45,7 @@ function intOpt(v: string | undefined, name: string, min: number): number | unde
   return n;
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | readonly string[] | undefined>;
 const str = (v: Values, k: string): string | undefined => (typeof v[k] === "string" ? v[k] : undefined);
 
 /** The sandbox the flags describe (§5), or null for --unsandboxed; contradictions are usage errors. */
@@ -93,11 +94,14 @@ function describe(c: EnergyComponent): string {
 
 function outcomeText(r: RunUnitResult): string {
   const o = r.outcome;
-  return o.status === "exited"
-    ? `exited ${o.exit_code}`
-    : o.status === "signaled"
-      ? `killed by ${o.signal}`
-      : `did not start (${o.reason})`;
+  const why = o.status !== "spawn_failed" && o.stopped !== undefined ? `, stopped: ${o.stopped}` : "";
+  return (
+    (o.status === "exited"
+      ? `exited ${o.exit_code}`
+      : o.status === "signaled"
+        ? `killed by ${o.signal}`
+        : `did not start (${o.reason})`) + why
+  );
 }
 
 function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, workspace: string | null) {
@@ -205,6 +209,7 @@ export const command: Command = {
   --json           print the record as JSON, and nothing else, on stdout (CMD's output goes to
                    stderr, so sbx run --json -- CMD | jq works). Everything after -- is CMD's,
                    options such as -h included
+${GRANT_HELP}
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -226,6 +231,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       watch: { type: "string" },
       out: { type: "string" },
       json: { type: "boolean" },
+      ...GRANT_OPTIONS,
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -239,6 +245,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     // Last, once every other flag is valid: it may create the default workspace.
     const sandbox = sandboxOpts(values);
+    const grant = prepareGrantRun(values, hostKey, values.key !== undefined, sandbox);
+    if (grant && values.grants !== undefined)
+      throw new UsageError("--grant computes grants_id: drop --grants");
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
@@ -257,11 +266,12 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         hostKey,
         unitId: id,
         unit,
-        grantsId,
+        grantsId: grant?.grantsId ?? grantsId,
         manifest,
         policy,
         ...(maxLevel ? { maxLevel } : {}),
-        ...(sandbox ? { sandbox } : {}),
+        ...(sandbox ? { sandbox: grant?.sandbox ?? sandbox } : {}),
+        ...(grant ? { live: grant.watch } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         abort: abort.signal,
@@ -275,10 +285,16 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
     }
-    const s = summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null);
+    const debit: GrantDebit | undefined = grant?.debit(r);
+    const s = {
+      ...summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null),
+      ...(debit ? { grant: debit } : {}),
+    };
     if (values.out) writeOut(values.out, r, unit);
     if (values.json) printJson(io, s);
     else printHuman(io, r, s);
+    if (debit && !values.json)
+      io.out(`grant        debited ${debit.spent_uj} µJ on ${debit.ledger}; ${debit.remaining_uj} µJ remain`);
     return r.outcome.status === "exited" && r.outcome.exit_code === 0 ? EXIT.ok : EXIT.invalid;
   },
 };
