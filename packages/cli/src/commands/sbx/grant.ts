@@ -54,6 +54,9 @@ export interface GrantDebit {
   readonly receipt: Envelope;
   readonly remaining_uj: string;
   readonly retries: number;
+  /** The live check's metering period, and the most one period added (the overshoot bound). */
+  readonly period_ms: number;
+  readonly max_period_uj: string;
 }
 
 type Values = Record<string, unknown>;
@@ -130,7 +133,15 @@ export function prepareGrantRun(
       };
       const { state, receipt, retries } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
       const left = minRemaining(grants, (a) => state.ledger.used(a).uj);
-      return { ledger: ledgerPath, spent_uj: uj, receipt, remaining_uj: left.toString(), retries };
+      return {
+        ledger: ledgerPath,
+        spent_uj: uj,
+        receipt,
+        remaining_uj: left.toString(),
+        retries,
+        period_ms: watch.periodMs,
+        max_period_uj: watch.maxPeriodUj().toString(),
+      };
     },
   };
 }
