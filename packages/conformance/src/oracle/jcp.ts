@@ -239,7 +239,7 @@ function checkReceiptForm(p: JsonObject): void {
     // §4.3: cites is an object of exactly attestation and energy, both digests.
     const c = p.cites;
     if (c === null || typeof c !== "object" || Array.isArray(c)) no("BadReceipt");
-    const o = c as JsonObject;
+    const o = c;
     if (Object.keys(o).sort().join() !== "attestation,energy") no("BadReceipt");
     if (!isDigest(o.attestation) || !isDigest(o.energy)) no("BadReceipt");
   }
