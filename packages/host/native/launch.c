@@ -7,14 +7,15 @@
  *   3. when the workspace's parents are closed to the sandbox's uid, or an image's rootfs is
  *      given, enters a private mount namespace and binds the workspace onto MOUNTPOINT and the
  *      rootfs onto ROOTFS_MNT, directories that uid can reach (§14.9);
- *   4. opens the seccomp program, the workspace and the generated /etc on descriptors 3, 4, 5;
+ *   4. opens the seccomp program, the workspace and the generated /etc on descriptors 3, 4, 5,
+ *      and the host paths of the extra binds (a grant's filesystem resources) on 9, 10, …;
  *   5. drops to the unprivileged host uid: no supplementary groups, gid and uid (real, effective,
  *      saved) set to it, the capability bounding set and the ambient set emptied, then every
  *      capability set zeroed; each step is checked, and read back before bwrap runs;
  *   6. execs bwrap with the arguments after "--" and an empty environment.
  * Any failure prints one line on stderr and exits 125 before bwrap runs (fail closed).
  * Usage: sbx-launch UID NCGROUPS CGROUP… SECCOMP WORKSPACE ETC MOUNTPOINT|"" ROOTFS|"" ROOTFS_MNT|""
- *        -- BWRAP ARG…
+ *        NBINDS BIND… -- BWRAP ARG…
  * Built with warnings as errors and hardening flags (build.sh). */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #define EXIT_SETUP 125
+#define BIND_FD 9
+#define MAX_BINDS 64
 
 static void die(const char *what) {
   fprintf(stderr, "sbx-launch: %s: %s\n", what, strerror(errno));
@@ -112,11 +115,11 @@ static void drop(unsigned id) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) fail("usage: sbx-launch UID N CGROUP... SECCOMP WORKSPACE ETC MOUNTPOINT ROOTFS ROOTFS_MNT -- BWRAP ARG...");
+  if (argc < 3) fail("usage: sbx-launch UID N CGROUP... SECCOMP WORKSPACE ETC MOUNTPOINT ROOTFS ROOTFS_MNT NBINDS BIND... -- BWRAP ARG...");
   unsigned id = parse_id(argv[1]);
   char *end = NULL;
   long n = strtol(argv[2], &end, 10);
-  if (*end != '\0' || n < 0 || n > 16 || argc < 3 + n + 8) fail("bad arguments");
+  if (*end != '\0' || n < 0 || n > 16 || argc < 3 + n + 9) fail("bad arguments");
   int i = 3;
   for (long k = 0; k < n; k++) join_cgroup(argv[i++]);
   const char *seccomp = argv[i++];
@@ -126,6 +129,10 @@ int main(int argc, char **argv) {
   const char *root = argv[i++];
   const char *rmnt = argv[i++];
   if ((root[0] == '\0') != (rmnt[0] == '\0')) fail("bad arguments");
+  long nb = strtol(argv[i++], &end, 10);
+  if (*end != '\0' || nb < 0 || nb > MAX_BINDS || argc < i + nb + 2) fail("bad arguments");
+  char **binds = argv + i;
+  i += (int)nb;
   if (strcmp(argv[i++], "--") != 0 || i >= argc) fail("bad arguments");
   close_others();
   if (mnt[0] != '\0' || root[0] != '\0') {
@@ -140,6 +147,7 @@ int main(int argc, char **argv) {
   place(seccomp, 0, 3);
   place(ws, O_DIRECTORY, 4);
   place(etc, O_DIRECTORY, 5);
+  for (long k = 0; k < nb; k++) place(binds[k], O_PATH, BIND_FD + (int)k);
   drop(id);
   char *envp[] = {NULL};
   execve(argv[i], argv + i, envp);

@@ -54,7 +54,10 @@ export type HostErrorCode =
   | "LayerDeviceNode"
   | "RootfsMismatch"
   | "RequirementsUnmet"
-  | "WorkspaceFolderUnusable";
+  | "WorkspaceFolderUnusable"
+  // jcp grants governing a run: the grants do not cover what the run needs
+  | "GrantsInsufficient"
+  | "BudgetExhausted";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

@@ -246,6 +246,7 @@ function vectors(): Vector[] {
       ),
     );
   });
+  out.push(...citesCases(g));
   // Sanity: the stated head is what the generator built (construction, not an expected outcome).
   if (led.headOf(addr(g.b)) !== headB)
     throw new Error("C17 generator: bob's head differs from its construction");
@@ -261,6 +262,36 @@ function overCalls(g: ReturnType<typeof grants>): Envelope[] {
     out.push(e);
   }
   return out;
+}
+
+// §4.3 "What a receipt pays for": an optional `cites` of exactly {attestation, energy}, both digests.
+function citesCases(g: ReturnType<typeof grants>): Vector[] {
+  const A = `blake3:${"a1".repeat(32)}`;
+  const E = `blake3:${"e2".repeat(32)}`;
+  const gen = chainGenesis(SPEND_TAG, [addr(g.b)]);
+  const one = (cites: Json) => [receipt(g.b, 1, gen, "300", T0, HOST, { cites })];
+  const bad = (id: string, desc: string, cites: Json) =>
+    errCase(C, `c17-cites-${id}`, desc, "spend.replay", input(g, one(cites)), "BadReceipt");
+  return [
+    okCase(
+      C,
+      "c17-cites",
+      "a receipt citing the attestation and energy receipt it pays for debits as any other",
+      "spend.replay",
+      input(g, one({ attestation: A, energy: E })),
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
+          [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
+        },
+      },
+    ),
+    bad("extra-member", "cites with a third member", { attestation: A, energy: E, run: A }),
+    bad("missing-member", "cites without energy", { attestation: A }),
+    bad("not-digest", "cites.energy not a digest", { attestation: A, energy: "blake3:00" }),
+    bad("not-object", "cites as a list", [A, E]),
+    bad("null", "cites null", null),
+  ];
 }
 
 function rc1Alone(g: ReturnType<typeof grants>, wall: number): Envelope {

@@ -232,7 +232,17 @@ function spendReplay(o: JsonObject): Json {
 }
 
 function checkReceiptForm(p: JsonObject): void {
-  if (Object.keys(p).sort().join() !== "at_ms,calls,grant,host,prev,seq,uj,wall_ms") no("BadReceipt");
+  const keys = Object.keys(p).sort().join();
+  const base = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
+  if (keys !== base && keys !== "at_ms,calls,cites,grant,host,prev,seq,uj,wall_ms") no("BadReceipt");
+  if ("cites" in p) {
+    // §4.3: cites is an object of exactly attestation and energy, both digests.
+    const c = p.cites;
+    if (c === null || typeof c !== "object" || Array.isArray(c)) no("BadReceipt");
+    const o = c;
+    if (Object.keys(o).sort().join() !== "attestation,energy") no("BadReceipt");
+    if (!isDigest(o.attestation) || !isDigest(o.energy)) no("BadReceipt");
+  }
   if (!isDigest(p.grant) || !isDigest(p.prev) || !isDidKeyLike(p.host)) no("BadReceipt");
   try {
     amount(p.uj);

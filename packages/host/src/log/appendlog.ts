@@ -10,7 +10,7 @@
 // writer's own inode), so exactly one of several concurrent writers extends a head; the others get
 // `StaleHead` and retry from the new head. The folder is fsynced before success is reported.
 // Entries are never rewritten. Readers only read: they work on a read-only log.
-import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { digestBytes, isDigest, type Digest } from "@sbx/wire";
 import { HostError } from "../errors.ts";
@@ -36,6 +36,15 @@ export interface LogState {
   readonly head: Digest;
 }
 
+/** A point a reader verified a log up to: how many entries, and the head after them. */
+export interface LogMark {
+  readonly seq: number;
+  readonly head: Digest;
+}
+
+/** The mark of an empty log. */
+export const LOG_START: LogMark = { seq: 0, head: LOG_GENESIS };
+
 function entryName(seq: number): string {
   return String(seq).padStart(12, "0");
 }
@@ -60,15 +69,42 @@ export function readLog(dir: string): LogState {
   names.forEach((name, i) => {
     const seq = i + 1;
     if (name !== entryName(seq)) throw new HostError("LogBroken", `${dir}: entry ${seq} is missing`);
-    const bytes = readFileSync(join(dir, name));
-    const nl = bytes.indexOf(NL);
-    const prev = nl < 0 ? "" : new TextDecoder().decode(bytes.subarray(0, nl));
-    if (!isDigest(prev) || prev !== head)
-      throw new HostError("LogBroken", `${dir}: entry ${seq} does not extend head ${head}`);
-    const next = digestBytes(bytes);
-    entries.push({ seq, prev, payload: bytes.subarray(nl + 1), head: next });
-    head = next;
+    const e = readEntry(dir, seq, head);
+    entries.push(e);
+    head = e.head;
   });
+  return { entries, head };
+}
+
+// Reads the entry at `seq` and checks it extends `head` (LogBroken otherwise).
+function readEntry(dir: string, seq: number, head: Digest): LogEntry {
+  const bytes = readFileSync(join(dir, entryName(seq)));
+  const nl = bytes.indexOf(NL);
+  const prev = nl < 0 ? "" : new TextDecoder().decode(bytes.subarray(0, nl));
+  if (!isDigest(prev) || prev !== head)
+    throw new HostError("LogBroken", `${dir}: entry ${seq} does not extend head ${head}`);
+  return { seq, prev, payload: bytes.subarray(nl + 1), head: digestBytes(bytes) };
+}
+
+/**
+ * readLogFrom reads only the entries after `mark` (a position and head an earlier read verified),
+ * so a writer that keeps its verified state reads each entry once: positions mark.seq + 1, … until
+ * one is missing. `LogBroken` when the first does not extend mark.head, a later one its
+ * predecessor, or the position after the first missing one exists (a gap).
+ */
+export function readLogFrom(dir: string, mark: LogMark): LogState {
+  const entries: LogEntry[] = [];
+  let head = mark.head;
+  for (let seq = mark.seq + 1; ; seq++) {
+    if (!existsSync(join(dir, entryName(seq)))) {
+      if (existsSync(join(dir, entryName(seq + 1))))
+        throw new HostError("LogBroken", `${dir}: entry ${seq} is missing`);
+      break;
+    }
+    const e = readEntry(dir, seq, head);
+    entries.push(e);
+    head = e.head;
+  }
   return { entries, head };
 }
 
@@ -96,4 +132,32 @@ export function appendLog(dir: string, expected: Digest, payload: Uint8Array): D
     throw new HostError("StaleHead", `${dir}: another writer extended head ${expected}`);
   fsyncDir(dir);
   return digestBytes(bytes);
+}
+
+// The head after the entry at `seq` (LOG_GENESIS at 0), or null when that entry is missing.
+function headAt(dir: string, seq: number): Digest | null {
+  if (seq === 0) return LOG_GENESIS;
+  const p = join(dir, entryName(seq));
+  return existsSync(p) ? digestBytes(readFileSync(p)) : null;
+}
+
+/**
+ * appendLogAt appends `payload` after `mark` without reading the log: the entry at mark.seq must
+ * still hash to mark.head (`LogBroken` otherwise), and the claim of position mark.seq + 1 by link(2)
+ * decides the race (`StaleHead` for the losers), as in appendLog. Returns the mark after the entry
+ * once it and the folder are fsynced. O(1) in the length of the log.
+ */
+export function appendLogAt(dir: string, mark: LogMark, payload: Uint8Array): LogMark {
+  createLog(dir);
+  if (headAt(dir, mark.seq) !== mark.head)
+    throw new HostError("LogBroken", `${dir}: entry ${mark.seq} is not head ${mark.head}`);
+  const prefix = new TextEncoder().encode(`${mark.head}\n`);
+  const bytes = new Uint8Array(prefix.length + payload.length);
+  bytes.set(prefix, 0);
+  bytes.set(payload, prefix.length);
+  const tmp = writeTemp(join(dir, "tmp"), bytes);
+  if (!publishExclusive(tmp, join(dir, entryName(mark.seq + 1))))
+    throw new HostError("StaleHead", `${dir}: another writer extended head ${mark.head}`);
+  fsyncDir(dir);
+  return { seq: mark.seq + 1, head: digestBytes(bytes) };
 }

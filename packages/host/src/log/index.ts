@@ -1,3 +1,12 @@
 // The append-only log of chained ledgers: one claimed head per entry (jcp §4.3).
-export { appendLog, createLog, isLog, LOG_GENESIS, readLog } from "./appendlog.ts";
-export type { LogEntry, LogState } from "./appendlog.ts";
+export {
+  appendLog,
+  appendLogAt,
+  createLog,
+  isLog,
+  LOG_GENESIS,
+  LOG_START,
+  readLog,
+  readLogFrom,
+} from "./appendlog.ts";
+export type { LogEntry, LogMark, LogState } from "./appendlog.ts";

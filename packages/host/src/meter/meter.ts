@@ -44,6 +44,11 @@ export interface Meter {
   /** The sources the meter reads: the unit's CPU counter, the machine's, and RAPL zones found. */
   readonly sources: { readonly cpu: string; readonly machine: string; readonly rapl: readonly string[] };
   sample(): MeterReading;
+  /**
+   * Reads the interval so far without closing it: what sample() would return now, the next
+   * sample() or stop() still covering the whole interval (a live budget check reads this).
+   */
+  peek(): MeterReading;
   /** Closes the last interval, stops background sampling, and returns the last reading. */
   stop(): MeterReading;
 }
@@ -124,6 +129,7 @@ function raplComponents(
   rapl: RaplAccumulator,
   dedicated: boolean,
   ratio: ReturnType<typeof ratioOf>,
+  keep = false,
 ): { cpu: EnergyComponent | null; memory: EnergyComponent | null } {
   const pick = (
     domain: "cpu" | "memory",
@@ -131,7 +137,7 @@ function raplComponents(
     src: string,
   ): EnergyComponent | null => {
     if (!rapl.zones.some(test)) return null;
-    const uj = rapl.take(test);
+    const uj = keep ? rapl.peek(test) : rapl.take(test);
     return dedicated ? measure(domain, src, uj) : attribute(domain, src, uj, ratio);
   };
   return { cpu: pick("cpu", isPackageZone, "rapl:package"), memory: pick("memory", isDramZone, "rapl:dram") };
@@ -187,14 +193,17 @@ export function startMeter(target: MeterTarget, o: MeterOptions = {}): Meter {
   const timer = (o.sampleMs ?? 100) > 0 ? setInterval(background, o.sampleMs ?? 100) : null;
   timer?.unref();
 
-  const close = (): MeterReading => {
+  // The reading of the interval so far; `keep` leaves the interval open (peek), else the next starts.
+  const read = (keep: boolean): MeterReading => {
     if (stopped) throw new HostError("MeterStopped", "the meter was stopped");
     if (failed !== null) throw failed;
     poll();
     const mach = r.machine();
     const unitUs = iv.cpuLast - iv.cpu0;
     const ratio = ratioOf(unitUs, mach - iv.mach0, `cpu_us ${r.cpuSource} / ${r.machineSource}`);
-    const fromRapl = rapl ? raplComponents(rapl, o.dedicated ?? false, ratio) : { cpu: null, memory: null };
+    const fromRapl = rapl
+      ? raplComponents(rapl, o.dedicated ?? false, ratio, keep)
+      : { cpu: null, memory: null };
     const absent = rapl === null ? ["rapl"] : fromRapl.memory === null ? ["rapl.dram"] : [];
     if (rapl !== null && fromRapl.cpu === null) absent.push("rapl.package");
     const components: EnergyComponent[] = [
@@ -203,13 +212,15 @@ export function startMeter(target: MeterTarget, o: MeterOptions = {}): Meter {
         estimateMemory(iv.kibMs, { source: "proc:stat.rss", coefficients: coefficients.memory }),
     ];
     const reading: MeterReading = { start_ms: iv.t0, end_ms: iv.lastT, components, absent: absent.sort() };
-    Object.assign(iv, { t0: iv.lastT, cpu0: iv.cpuLast, mach0: mach, kibMs: 0n });
+    if (!keep) Object.assign(iv, { t0: iv.lastT, cpu0: iv.cpuLast, mach0: mach, kibMs: 0n });
     return reading;
   };
+  const close = (): MeterReading => read(false);
 
   return {
     sources: { cpu: r.cpuSource, machine: r.machineSource, rapl: rapl?.zones.map((z) => z.id) ?? [] },
     sample: close,
+    peek: () => read(true),
     stop() {
       if (timer) clearInterval(timer);
       const last = close();

@@ -82,6 +82,8 @@ export interface RaplAccumulator {
   poll(): void;
   /** Takes the summed energy of the zones `pick` selects, and starts the next sum at zero. */
   take(pick: (z: RaplZone) => boolean): bigint;
+  /** The summed energy of the zones `pick` selects so far, without starting a new sum. */
+  peek(pick: (z: RaplZone) => boolean): bigint;
 }
 
 /**
@@ -103,6 +105,9 @@ export function raplAccumulator(root: string = POWERCAP_ROOT): RaplAccumulator |
         sums.set(z.id, (sums.get(z.id) ?? 0n) + raplDelta(z.energy_uj, n.energy_uj, z.max_energy_range_uj));
       }
       last = zones.map((z) => now.get(z.id) ?? z);
+    },
+    peek(pick) {
+      return zones.filter(pick).reduce((t, z) => t + (sums.get(z.id) ?? 0n), 0n);
     },
     take(pick) {
       let total = 0n;

@@ -1,6 +1,6 @@
 // @sbx/host/run — a real child process run as one attested, metered, journaled interval of a unit.
 export { runUnit } from "./run.ts";
-export type { GateReport, RunUnitOptions, RunUnitResult } from "./run.ts";
+export type { GateReport, LiveCheck, RunUnitOptions, RunUnitResult } from "./run.ts";
 export { resolveProgram, resolveInSandbox, digestFile } from "./program.ts";
 export type { Resolved } from "./program.ts";
 export { StreamRecorder, DEFAULT_CHUNK_BYTES } from "./stdio.ts";

@@ -96,6 +96,20 @@ export interface RunUnitOptions {
   readonly meter?: MeterOptions;
   /** Called with each piece of the child's output as it arrives (e.g. to show it live). */
   readonly onOutput?: (stream: "stdout" | "stderr", data: Buffer) => void;
+  /**
+   * A live check of a sandboxed run (e.g. a grant's budget, jcp §4.3): every `periodMs` the meter
+   * is read without closing the interval and `check` is given the interval's energy so far; a code
+   * it returns stops the unit (SIGTERM, SIGKILL after min(graceMs, periodMs)) and becomes the
+   * outcome's `stopped` (§7.2). See ../grants/live.ts.
+   */
+  readonly live?: LiveCheck;
+}
+
+/** What runUnit asks of a live check (RunUnitOptions.live). */
+export interface LiveCheck {
+  readonly periodMs: number;
+  /** Returns null to let the unit go on, or the code it is stopped for (e.g. "BudgetExhausted"). */
+  check(total_uj: bigint, reading: MeterReading): string | null;
 }
 
 /** What a run produced: the signed attestation, the receipt, the journal, the outcome and output. */
@@ -124,6 +138,8 @@ export interface RunUnitResult {
   readonly pid: number | null;
   /** The exec gate of a gated run: mounts marked, its counters, and whether it held the whole interval. */
   readonly gate: GateReport | null;
+  /** Why the host stopped the unit (a live check's code), or null. */
+  readonly stopped: string | null;
 }
 
 /** What the exec gate did for one sandboxed interval (§5.5.5). */
@@ -146,6 +162,7 @@ export interface GateReport {
  */
 export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   if (o.argv.length === 0) throw new RangeError("runUnit: argv is empty");
+  if (o.live !== undefined && o.sandbox === undefined) throw new RangeError("runUnit: live needs a sandbox");
   if (o.execPolicy !== undefined) {
     if (o.sandbox === undefined) throw new RangeError("runUnit: execPolicy needs a sandbox");
     if (policyAddress(o.execPolicy) !== o.policy)
@@ -184,6 +201,45 @@ interface Executed {
   readonly limits: (LimitHits & { readonly disk: boolean }) | null;
   readonly pid: number | null;
   readonly gate: GateReport | null;
+  readonly stopped?: string | null;
+}
+
+/**
+ * watchLive reads the meter every period and asks `live.check`; the first code it returns stops the
+ * unit: SIGTERM now, SIGKILL one grace later (at most one period, so a unit that ignores SIGTERM
+ * runs at most one period past the check).
+ */
+function watchLive(
+  live: LiveCheck,
+  peek: () => MeterReading,
+  send: (s: NodeJS.Signals) => () => void,
+  graceMs: number,
+): { stop(): void; stoppedFor(): string | null } {
+  let code: string | null = null;
+  let kill: NodeJS.Timeout | null = null;
+  const tick = setInterval(() => {
+    if (code !== null) return;
+    let reading: MeterReading;
+    try {
+      reading = peek();
+    } catch {
+      code = "MeterFailed"; // fail closed: a budget that cannot be read stops the unit
+      send("SIGKILL")();
+      return;
+    }
+    const total = reading.components.reduce((t, c) => t + BigInt(c.uj), 0n);
+    code = live.check(total, reading);
+    if (code === null) return;
+    send("SIGTERM")();
+    kill = setTimeout(send("SIGKILL"), Math.min(graceMs, live.periodMs));
+  }, live.periodMs);
+  return {
+    stop() {
+      clearInterval(tick);
+      if (kill) clearTimeout(kill);
+    },
+    stoppedFor: () => code,
+  };
 }
 
 function emptyStream(): StreamSummary {
@@ -278,7 +334,12 @@ async function executeSandboxed(
       sent.signal = s;
       sb.signal(s);
     };
-    const dispose = stopOnAbort(o, send("SIGTERM"), send("SIGKILL"));
+    const disposeAbort = stopOnAbort(o, send("SIGTERM"), send("SIGKILL"));
+    const live = o.live ? watchLive(o.live, () => meter.peek(), send, o.graceMs ?? 2000) : null;
+    const dispose = () => {
+      disposeAbort();
+      live?.stop();
+    };
     const pid = await sb.unitPid;
     if (pid !== null) journal.append({ type: "process.start", pid, argv: [...o.argv], binary });
     const streams = record(o, journal, sb.child);
@@ -315,7 +376,10 @@ async function executeSandboxed(
     }
     if (pid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
     journalWrites(journal, watch, before);
-    const outcome = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
+    const stoppedFor = live?.stoppedFor() ?? null;
+    const ended = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
+    const outcome: Outcome =
+      stoppedFor !== null && ended.status !== "spawn_failed" ? { ...ended, stopped: stoppedFor } : ended;
     const signal = outcome.status === "signaled" ? outcome.signal : null;
     journal.append({ type: "process.exit", pid, code: signal === null ? exit.code : null, signal });
     const report: GateReport | null =
@@ -326,7 +390,16 @@ async function executeSandboxed(
             stats: gateResult?.stats ?? null,
             held: gateResult !== null && gateResult.stats !== null && gateResult.helperCode === 0,
           };
-    return { reading, outcome, streams: out, provided: sb.provided, limits: exit.hits, pid, gate: report };
+    return {
+      reading,
+      outcome,
+      streams: out,
+      provided: sb.provided,
+      limits: exit.hits,
+      pid,
+      gate: report,
+      stopped: stoppedFor,
+    };
   } finally {
     if (gate !== null) gate.stop();
     await sb.release();
@@ -441,5 +514,6 @@ function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown)
     limits: run.limits,
     pid: run.pid,
     gate: run.gate,
+    stopped: run.stopped ?? null,
   };
 }

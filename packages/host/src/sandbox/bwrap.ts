@@ -31,6 +31,18 @@ export const GATE_GO_FD = 8;
  */
 const GATE_STAGE = `echo up >&${GATE_READY_FD} || exit 125; read go <&${GATE_GO_FD} || exit 125; [ "$go" = go ] || exit 125; exec ${GATE_READY_FD}>&- ${GATE_GO_FD}<&-; exec "$@"`;
 
+/** The first descriptor of the extra binds (a grant's filesystem resources): BIND_FD + i for bind i. */
+export const BIND_FD = 9;
+
+/** One host path bound in besides the system and the workspace (a grant's filesystem resource). */
+export interface ExtraBind {
+  /** The host path (opened by the launcher, as root, and handed to bwrap as a descriptor). */
+  readonly host: string;
+  /** Where it appears inside. */
+  readonly inside: string;
+  readonly writable: boolean;
+}
+
 /** Where bubblewrap lives (Debian package `bubblewrap`). */
 export const TOOLS = {
   bwrap: "/usr/bin/bwrap",
@@ -54,6 +66,10 @@ export interface BwrapPlan {
   readonly system?: readonly SystemEntry[];
   /** The command runs after the gate's handshake (GATE_READY_FD, GATE_GO_FD; §5.5.5). */
   readonly gated?: boolean;
+  /** Host paths bound in besides the workspace, on BIND_FD + i (jcp grants' filesystem resources). */
+  readonly binds?: readonly Pick<ExtraBind, "inside" | "writable">[];
+  /** The workspace is bound read-only (a grant gives it `read` only). */
+  readonly workspaceReadOnly?: boolean;
 }
 
 /**
@@ -74,7 +90,15 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
   a.push("--proc", "/proc", "--dev", "/dev");
   a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
-  a.push("--bind-fd", String(WORKSPACE_FD), plan.workspaceFolder, "--chdir", plan.workspaceFolder);
+  a.push(
+    plan.workspaceReadOnly === true ? "--ro-bind-fd" : "--bind-fd",
+    String(WORKSPACE_FD),
+    plan.workspaceFolder,
+  );
+  a.push("--chdir", plan.workspaceFolder);
+  (plan.binds ?? []).forEach((b, i) =>
+    a.push(b.writable ? "--bind-fd" : "--ro-bind-fd", String(BIND_FD + i), b.inside),
+  );
   // The root bwrap builds is a tmpfs the unit could write: made read-only, /tmp and the workspace
   // stay the only writable mounts.
   a.push("--remount-ro", "/");
@@ -108,6 +132,8 @@ export interface LaunchPaths {
    * directory every uid can reach (the system entries' sources lie under `mountpoint`).
    */
   readonly rootfs?: { readonly source: string; readonly mountpoint: string };
+  /** Host paths of the extra binds, in BwrapPlan.binds order: opened as root on BIND_FD + i. */
+  readonly binds?: readonly string[];
 }
 
 /** launcherArgv (§5.1) returns the full argv (program first) that starts the sandbox. */
@@ -125,6 +151,8 @@ export function launcherArgv(p: LaunchPaths, bwrap: readonly string[]): string[]
     p.mountpoint ?? "",
     p.rootfs?.source ?? "",
     p.rootfs?.mountpoint ?? "",
+    String(p.binds?.length ?? 0),
+    ...(p.binds ?? []),
     "--",
     TOOLS.bwrap,
     ...bwrap,

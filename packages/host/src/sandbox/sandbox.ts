@@ -9,6 +9,7 @@ import type { Readable, Writable } from "node:stream";
 import { HostError } from "../errors.ts";
 import {
   bwrapArgs,
+  type ExtraBind,
   GATE_GO_FD,
   GATE_READY_FD,
   LAUNCH_PATH,
@@ -67,6 +68,13 @@ export interface SandboxOptions {
   readonly gated?: boolean;
   /** §14.9 An image's verified rootfs is the system, in place of the host's /usr (image/system.ts). */
   readonly image?: ImageSystem;
+  /**
+   * Host paths bound in besides the workspace (a grant's filesystem resources, ../grants/scopes.ts),
+   * read-only unless writable; the kernel's permission checks for the sandbox's host uid still apply.
+   */
+  readonly binds?: readonly ExtraBind[];
+  /** The workspace is bound read-only (a grant allows it `read` only). */
+  readonly workspaceReadOnly?: boolean;
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
@@ -78,6 +86,9 @@ export interface Provided {
   readonly user: SandboxUser;
   readonly tmpBytes: number;
   readonly workspaceBytes: number;
+  /** The extra host paths bound in, as inside path and mode (none without a grant). */
+  readonly binds: readonly { readonly inside: string; readonly writable: boolean }[];
+  readonly workspaceReadOnly: boolean;
 }
 
 /** How a sandbox ended. */
@@ -245,17 +256,12 @@ export function startSandbox(
     const gated = o.gated === true;
     const rootfs = o.image === undefined ? undefined : imageMount(o.image.rootfs, hostUid);
     const system = o.image?.entries(rootfs?.mountpoint ?? o.image.rootfs);
-    const bw = bwrapArgs({
-      user,
-      workspaceFolder: folder,
-      hostname: "sandbox",
-      tmpBytes,
-      env,
-      argv,
-      gated,
-      ...(system ? { system } : {}),
-    });
+    const binds = (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable }));
+    const workspaceReadOnly = o.workspaceReadOnly === true;
+    const plan = { user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated };
+    const bw = bwrapArgs({ ...plan, binds, workspaceReadOnly, ...(system ? { system } : {}) });
     const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
+    const hostBinds = (o.binds ?? []).map((b) => b.host);
     const paths = {
       cgroups: cg.dirs,
       seccompFile,
@@ -264,6 +270,7 @@ export function startSandbox(
       mountpoint,
       hostUid,
       ...(rootfs ? { rootfs } : {}),
+      binds: hostBinds,
     };
     const [file, ...args] = launcherArgv(paths, bw);
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
@@ -287,6 +294,8 @@ export function startSandbox(
     user,
     tmpBytes,
     workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
+    binds: (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable })),
+    workspaceReadOnly: o.workspaceReadOnly === true,
   };
   let killed = false;
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {

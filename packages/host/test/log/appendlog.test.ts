@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "@sbx/wire";
-import { appendLog, LOG_GENESIS, readLog } from "../../src/log/index.ts";
+import { appendLog, appendLogAt, LOG_GENESIS, LOG_START, readLog, readLogFrom } from "../../src/log/index.ts";
 import { isHostError } from "../../src/errors.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -65,6 +65,42 @@ test("an entry that does not extend the head before it, or a gap, is LogBroken",
     writeFileSync(join(dir, "000000000003"), `${h1}\nc`);
     assert.throws(
       () => readLog(dir),
+      (e) => isHostError(e, "LogBroken"),
+    );
+  });
+});
+
+test("readLogFrom reads only what follows a mark; appendLogAt claims the position after it", () => {
+  withDir((dir) => {
+    const m1 = appendLogAt(dir, LOG_START, enc("a"));
+    const m2 = appendLogAt(dir, m1, enc("b"));
+    assert.deepEqual(m2, { seq: 2, head: readLog(dir).head });
+    const tail = readLogFrom(dir, m1);
+    assert.deepEqual(
+      tail.entries.map((e) => dec(e.payload)),
+      ["b"],
+    );
+    assert.equal(tail.head, m2.head);
+    assert.deepEqual(readLogFrom(dir, m2).entries, []);
+    // A writer still at m1 lost position 2: StaleHead, and nothing was written.
+    assert.throws(
+      () => appendLogAt(dir, m1, enc("c")),
+      (e) => isHostError(e, "StaleHead"),
+    );
+    // A mark that is not this log's is LogBroken, for a reader and for a writer.
+    const other = { seq: 1, head: digestBytes(enc("x")) };
+    assert.throws(
+      () => readLogFrom(dir, other),
+      (e) => isHostError(e, "LogBroken"),
+    );
+    assert.throws(
+      () => appendLogAt(dir, other, enc("c")),
+      (e) => isHostError(e, "LogBroken"),
+    );
+    // A gap after the mark is LogBroken.
+    writeFileSync(join(dir, "000000000004"), `${m2.head}\nd`);
+    assert.throws(
+      () => readLogFrom(dir, m1),
       (e) => isHostError(e, "LogBroken"),
     );
   });

@@ -15,12 +15,12 @@ const launch = (args: string[]) =>
 test("the launcher refuses uid 0, bad arguments, and a cgroup it cannot join (exit 125, nothing run)", () => {
   const tmp = mkdtempSync(join(tmpdir(), "sbx-launch-"));
   try {
-    const tail = ["/nonexistent-seccomp", tmp, tmp, "", "", "", "--", "/bin/echo", "RAN"];
+    const tail = ["/nonexistent-seccomp", tmp, tmp, "", "", "", "0", "--", "/bin/echo", "RAN"];
     for (const args of [
       ["0", "0", ...tail],
       ["-5", "0", ...tail],
       ["65534", "1", join(tmp, "no-such-cgroup"), ...tail],
-      ["65534", "0", ...tail.slice(0, 6), "/bin/echo", "RAN"],
+      ["65534", "0", ...tail.slice(0, 7), "/bin/echo", "RAN"],
       // A seccomp program that cannot be opened.
       ["65534", "0", ...tail],
     ]) {

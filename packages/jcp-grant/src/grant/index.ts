@@ -41,7 +41,7 @@ export type { RootFields, ChildFields } from "./issue.ts";
 export { grantStore, chainFromStore } from "./store.ts";
 export type { GrantStore } from "./store.ts";
 export { SpendLedger, openReceipt, SPEND_TAG } from "./spend.ts";
-export type { SpendPayload, SpendRequest, LedgerOptions } from "./spend.ts";
+export type { SpendCites, SpendPayload, SpendRequest, LedgerOptions } from "./spend.ts";
 export { RevocationList, REVOCATION_TAG } from "./revoke.ts";
 export type { RevocationPayload, RevocationEntry, RevocationIndex } from "./revoke.ts";
 export { grantsId, grantSetDoc, checkGrantSetDoc, GRANT_SET_TYPE } from "./grantset.ts";

@@ -38,6 +38,14 @@ export interface SpendPayload {
   readonly wall_ms: number;
   readonly at_ms: number;
   readonly host: string;
+  /** What the spend paid for, when a host metered it (sandbox-attest §6, §7): addresses. */
+  readonly cites?: SpendCites;
+}
+
+/** A metered interval a receipt pays for: its attestation's and its energy receipt's addresses. */
+export interface SpendCites {
+  readonly attestation: Digest;
+  readonly energy: Digest;
 }
 
 /** What a ledger needs to verify chains and receipts. */
@@ -56,13 +64,32 @@ export interface SpendRequest {
   readonly uj: Amount;
   readonly calls?: number;
   readonly wall_ms?: number;
+  readonly cites?: SpendCites;
 }
 
 const KEYS = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
 
+function checkCites(c: unknown): void {
+  const o = c as Record<string, unknown> | null;
+  if (
+    typeof o !== "object" ||
+    o === null ||
+    Array.isArray(o) ||
+    Object.keys(o).sort().join(",") !== "attestation,energy"
+  )
+    throw new JcpError("BadReceipt", "cites is {attestation, energy}");
+  if (!isDigest(o.attestation) || !isDigest(o.energy))
+    throw new JcpError("BadReceipt", "cites.attestation and cites.energy must be digests");
+}
+
 function checkReceipt(v: Record<string, unknown>): SpendPayload {
-  if (Object.keys(v).sort().join(",") !== KEYS)
-    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}`);
+  const keys = Object.keys(v)
+    .filter((k) => k !== "cites")
+    .sort()
+    .join(",");
+  if (keys !== KEYS)
+    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}, and optionally cites`);
+  if ("cites" in v) checkCites(v.cites);
   if (!isDigest(v.grant) || !isDigest(v.prev))
     throw new JcpError("BadReceipt", "grant and prev must be digests");
   if (!isDidKey(v.host)) throw new JcpError("BadReceipt", "host must be an Ed25519 did:key");
@@ -93,7 +120,7 @@ interface LeafChain {
   last_ms: number;
 }
 
-/** SpendLedger holds receipts and the usage of every grant they debit (§4.3). Single writer. */
+/** SpendLedger holds receipts and the usage of every grant they debit (§4.3). Single writer; extend resumes it. */
 export class SpendLedger {
   readonly #opts: LedgerOptions;
   readonly #used = new Map<Digest, Usage>();
@@ -106,26 +133,36 @@ export class SpendLedger {
   }
 
   /**
-   * replay rebuilds a ledger from receipts in the order they were appended (§4.3), verifying each:
-   * openReceipt's codes; `seq`, `prev` and non-decreasing `at_ms` along its leaf's chain
-   * (`BrokenReceiptChain`); its grant chain, found in `store`, valid at the receipt's `at_ms`
-   * (chainFromStore's and verifyChain's codes); and no grant on it over budget (`Overspend`).
+   * replay rebuilds a ledger from receipts in the order they were appended (§4.3), verifying each
+   * as extend does.
    */
   static replay(store: GrantStore, receipts: readonly unknown[], opts: LedgerOptions): SpendLedger {
     const ledger = new SpendLedger(opts);
+    ledger.extend(store, receipts);
+    return ledger;
+  }
+
+  /**
+   * extend verifies and applies receipts appended after the ones this ledger holds (§4.3), so a
+   * writer resumes from its last verified state instead of replaying the whole ledger. Each is
+   * checked: openReceipt's codes; `seq`, `prev` and non-decreasing `at_ms` along its leaf's chain
+   * (`BrokenReceiptChain`); its grant chain, found in `store`, valid at the receipt's `at_ms`
+   * (chainFromStore's and verifyChain's codes); and no grant on it over budget (`Overspend`). On a
+   * refusal the receipts before the refused one stay applied.
+   */
+  extend(store: GrantStore, receipts: readonly unknown[]): void {
     for (const env of receipts) {
-      const r = openReceipt(env, opts.hosts);
-      const leaf = ledger.#leaf(r.grant);
+      const r = openReceipt(env, this.#opts.hosts);
+      const leaf = this.#leaf(r.grant);
       if (r.seq !== leaf.seq + 1 || r.prev !== leaf.head || r.at_ms < leaf.last_ms)
         throw new JcpError(
           "BrokenReceiptChain",
           `receipt ${r.seq} of ${r.grant} does not follow seq ${leaf.seq}, head ${leaf.head}`,
         );
-      const grants = ledger.#verify(chainFromStore(r.grant, store, opts.cache), r.at_ms);
-      ledger.#debit(grants, { uj: parseAmount(r.uj), calls: r.calls, wall_ms: r.wall_ms });
-      ledger.#append(env as Envelope, r);
+      const grants = this.#verify(chainFromStore(r.grant, store, this.#opts.cache), r.at_ms);
+      this.#debit(grants, { uj: parseAmount(r.uj), calls: r.calls, wall_ms: r.wall_ms });
+      this.#append(env as Envelope, r);
     }
-    return ledger;
   }
 
   #leaf(address: Digest): LeafChain {
@@ -144,13 +181,19 @@ export class SpendLedger {
     return grants;
   }
 
-  // Debits every grant on the chain, or none: each total is checked before any is written.
-  #debit(grants: readonly EffectiveGrant[], u: Usage): void {
+  // The totals after debiting every grant on the chain; Overspend if any would pass its budget.
+  #totals(grants: readonly EffectiveGrant[], u: Usage): Usage[] {
     const totals = grants.map((g) => addUsage(this.#used.get(g.address) ?? ZERO_USAGE, u));
     grants.forEach((g, i) => {
       if (!usageWithin(totals[i]!, g.budget))
         throw new JcpError("Overspend", `spend would take ${g.address} past its budget`);
     });
+    return totals;
+  }
+
+  // Debits every grant on the chain, or none: each total is checked before any is written.
+  #debit(grants: readonly EffectiveGrant[], u: Usage): void {
+    const totals = this.#totals(grants, u);
     grants.forEach((g, i) => {
       this.#used.set(g.address, totals[i]!);
       this.#grants.set(g.address, g);
@@ -169,6 +212,22 @@ export class SpendLedger {
    * grant on the chain and returns the host-signed receipt, chained after the leaf's last one.
    */
   spend(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number): Envelope {
+    const { env, payload, grants, usage } = this.#draft(chain, host, req, at_ms);
+    this.#debit(grants, usage);
+    this.#append(env, payload);
+    return env;
+  }
+
+  /**
+   * draft checks and signs the receipt spend would append, refusing as spend does, but leaves the
+   * ledger as it is: a writer that must first claim the log's head applies the receipt with extend
+   * only once its append won (§4.3).
+   */
+  draft(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number): Envelope {
+    return this.#draft(chain, host, req, at_ms).env;
+  }
+
+  #draft(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number) {
     if (!this.#opts.hosts.includes(host.did))
       throw new JcpError("UntrustedHost", `${host.did} is not a trusted metering host`);
     const usage: Usage = { uj: parseAmount(req.uj), calls: req.calls ?? 1, wall_ms: req.wall_ms ?? 0 };
@@ -186,12 +245,11 @@ export class SpendLedger {
       wall_ms: usage.wall_ms,
       at_ms,
       host: host.did,
+      ...(req.cites ? { cites: { attestation: req.cites.attestation, energy: req.cites.energy } } : {}),
     };
     checkReceipt(payload as unknown as Record<string, unknown>);
-    this.#debit(grants, usage);
-    const env = signPayload(SPEND_PAYLOAD_TYPE, payload, host);
-    this.#append(env, payload);
-    return env;
+    this.#totals(grants, usage);
+    return { env: signPayload(SPEND_PAYLOAD_TYPE, payload, host), payload, grants, usage };
   }
 
   /** What has been spent under the grant at `address` (its own receipts and its descendants'). */
@@ -214,6 +272,11 @@ export class SpendLedger {
   /** The head of a leaf's receipt chain (head₀ when it has none). */
   headOf(leaf: Digest): Digest {
     return this.#leaf(leaf).head;
+  }
+
+  /** How many receipts the ledger holds. */
+  get count(): number {
+    return this.#receipts.length;
   }
 
   /** Every receipt, in the order appended. */

@@ -157,3 +157,37 @@ test("spend follows the effective grant (§4.7 hook) and revocation", () => {
     "ok",
   );
 });
+
+test("extend resumes a verified ledger: the same state as a whole replay, and refuses the same", () => {
+  const { b, c, store } = setup();
+  const led = new SpendLedger(lopts);
+  led.spend(b, host, { uj: "300" }, NOW);
+  led.spend(c, host, { uj: "200" }, NOW + 1);
+  led.spend(b, host, { uj: "100" }, NOW + 2);
+  const rs = led.receipts;
+  const resumed = SpendLedger.replay(store, rs.slice(0, 1), lopts);
+  resumed.extend(store, rs.slice(1));
+  assert.deepEqual(resumed.remaining(), SpendLedger.replay(store, rs, lopts).remaining());
+  assert.equal(resumed.count, 3);
+  // A receipt out of order, or one already applied, is refused on extend as on replay.
+  const again = SpendLedger.replay(store, rs.slice(0, 2), lopts);
+  assert.equal(
+    codeOf(() => again.extend(store, rs.slice(0, 1))),
+    "BrokenReceiptChain",
+  );
+});
+
+test("draft signs the receipt spend would append but changes nothing; it refuses as spend does", () => {
+  const { b, store } = setup();
+  const led = new SpendLedger(lopts);
+  const env = led.draft(b, host, { uj: "600" }, NOW);
+  assert.equal(led.count, 0);
+  assert.equal(led.remaining().size, 0);
+  led.extend(store, [env]);
+  assert.equal([...led.remaining().values()][1]?.uj, "100");
+  assert.equal(
+    codeOf(() => led.draft(b, host, { uj: "101" }, NOW)),
+    "Overspend",
+  );
+  assert.equal(led.count, 1);
+});

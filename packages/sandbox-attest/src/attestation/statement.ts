@@ -14,10 +14,14 @@ export const ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json";
 /** The name of the statement's one subject, the unit (§7.1). */
 export const SUBJECT_NAME = "unit";
 
-/** How the interval ended (§7.2): exited with a code, killed by a signal, or never started. */
+/**
+ * How the interval ended (§7.2): exited with a code, killed by a signal, or never started. `stopped`
+ * names why the host stopped a unit that exited or was signaled after the host told it to stop
+ * (`BudgetExhausted`: its grants' budget, jcp §4.3); absent when the host did not stop it.
+ */
 export type Outcome =
-  | { readonly status: "exited"; readonly exit_code: number }
-  | { readonly status: "signaled"; readonly signal: string }
+  | { readonly status: "exited"; readonly exit_code: number; readonly stopped?: string }
+  | { readonly status: "signaled"; readonly signal: string; readonly stopped?: string }
   | { readonly status: "spawn_failed"; readonly reason: string };
 
 /** The execution predicate (§7.2). `audit_prev` and `audit_seq` come together or not at all (§7.7). */
@@ -134,14 +138,18 @@ function parseAuditLink(p: JsonObject): void {
 
 function parseOutcome(v: unknown): void {
   const f = fields("BadPredicate");
-  const status = f.obj(v, "predicate.outcome", ["status"], ["exit_code", "signal", "reason"]).status;
+  const all = ["exit_code", "signal", "reason", "stopped"];
+  const status = f.obj(v, "predicate.outcome", ["status"], all).status;
   if (status === "exited")
-    f.int(f.obj(v, "outcome", ["status", "exit_code"]).exit_code, "outcome.exit_code", 0, 255);
+    f.int(f.obj(v, "outcome", ["status", "exit_code"], ["stopped"]).exit_code, "outcome.exit_code", 0, 255);
   else if (status === "signaled") {
-    const s = f.obj(v, "outcome", ["status", "signal"]).signal;
+    const s = f.obj(v, "outcome", ["status", "signal"], ["stopped"]).signal;
     if (typeof s !== "string" || !/^SIG[A-Z0-9]{1,12}$/.test(s))
       f.fail("outcome.signal must be a signal name such as SIGKILL");
   } else if (status === "spawn_failed")
     f.str(f.obj(v, "outcome", ["status", "reason"]).reason, "outcome.reason", 256);
   else f.fail("outcome.status must be exited, signaled or spawn_failed");
+  const stopped = (v as { stopped?: unknown }).stopped;
+  if (stopped !== undefined && (typeof stopped !== "string" || !/^[A-Z][A-Za-z]{0,63}$/.test(stopped)))
+    f.fail("outcome.stopped must be a code such as BudgetExhausted");
 }

@@ -1,16 +1,15 @@
 // `jcp spend`: a metering host records a spend under a chain's leaf (jcp §4.3), debiting every grant
-// on the chain, in a ledger file that is replayed and verified before each append.
-import { GrantCache, grantStore, SpendLedger } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import type { Envelope } from "@sbx/wire";
+// on the chain, in a ledger folder verified (from this process's last verified state) before each append.
+import { GrantCache } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { amountArg, countArg, principal, readChain, readList, timeArg } from "./lib/files.ts";
-import { appendLedger, readLedger } from "./lib/ledger.ts";
+import { spendOn } from "./lib/spender.ts";
 
 const help = `usage: jcp spend --host-key FILE --chain CHAINFILE --ledger DIR --uj AMOUNT --root DID|KEYFILE…
                  [--calls N] [--wall-ms N] [--at TIME] [--host DID…] [--revocations FILE] [--json]
-  Replays and verifies the ledger (every receipt, its signature, its chain position, every budget),
+  Verifies the ledger (every receipt, its signature, its chain position, every budget; a process
+  that spends again verifies only the receipts appended since its last spend),
   verifies the chain at the spend's time, refuses a spend that would take any grant on the chain
   past its budget (Overspend), and otherwise appends a receipt signed by the host key. The ledger
   is an append-only log (a folder, created when missing; one fsynced file per receipt, never
@@ -72,34 +71,23 @@ export const command: Command = {
       ...(calls !== undefined ? { calls } : {}),
       ...(wall_ms !== undefined ? { wall_ms } : {}),
     };
-    const path = v.ledger;
-    let ledger: SpendLedger;
-    let retries = 0;
-    for (;;) {
-      // Replay from the head as it is now; the receipt is built against this head and claims it.
-      const file = readLedger(path);
-      ledger = SpendLedger.replay(grantStore(file.grants), file.receipts, opts);
-      // Without --at the spend's time is now, taken after the ledger was read (every receipt in it
-      // took its time before it was appended, so before this read) and again on a retry: a leaf's
-      // receipt times never go back.
-      const at_ms = timeArg(v.at, "at");
-      const receipt = ledger.spend(chain, host, req, at_ms);
-      const known = grantStore(file.grants);
-      const fresh: Envelope[] = [...grantStore(chain).entries()]
-        .filter(([a]) => !known.has(a))
-        .map(([, g]) => g);
-      try {
-        appendLedger(path, file.head, fresh, receipt);
-        break;
-      } catch (e) {
-        if (!isHostError(e, "StaleHead") || retries >= MAX_RETRIES) throw e;
-        retries++;
-      }
-    }
+    // Without --at the spend's time is now, taken after the ledger was read (every receipt in it
+    // took its time before it was appended, so before this read) and again on a retry: a leaf's
+    // receipt times never go back.
+    const { state, retries } = spendOn(
+      v.ledger,
+      chain,
+      host,
+      req,
+      opts,
+      () => timeArg(v.at, "at"),
+      MAX_RETRIES,
+    );
+    const ledger = state.ledger;
     const remaining = Object.fromEntries(ledger.remaining());
-    if (v.json) printJson(io, { receipts: ledger.receipts.length, remaining, retries });
+    if (v.json) printJson(io, { receipts: ledger.count, remaining, retries });
     else {
-      io.out(`spend recorded (receipt ${ledger.receipts.length}); remaining:`);
+      io.out(`spend recorded (receipt ${ledger.count}); remaining:`);
       for (const [a, r] of ledger.remaining())
         io.out(
           `  ${a}  ${r.uj} µJ${r.calls === null ? "" : `, ${r.calls} calls`}${r.wall_ms === null ? "" : `, ${r.wall_ms} ms`}`,

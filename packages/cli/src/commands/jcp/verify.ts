@@ -2,7 +2,8 @@
 import { isJcpError, verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
-import { grantJson, grantLine, readChain, readList, rootsOf, timeArg } from "./lib/files.ts";
+import { grantJson, grantLine, principal, readChain, readList, rootsOf, timeArg } from "./lib/files.ts";
+import { ledgerReport, type LedgerReport } from "./lib/ledgerverify.ts";
 
 const help = `usage: jcp verify CHAINFILE (--trust DID|KEYFILE… | --any-signer) [--at TIME] [--revocations FILE] [--json]
   Verifies a chain (root first): every signature, every link, containment of each child in its
@@ -13,6 +14,9 @@ ${TRUST_HELP}
   --root DID          the same as --trust (older name): a trusted root issuer
   --at TIME           verify as of this time: epoch ms or ISO 8601 (default: now)
   --revocations FILE  a revocation list file (jcp revoke writes one)
+  --ledger DIR        also replay this spend ledger whole (jcp §4.3) and print what each grant of
+                      the chain has spent and has left (--json: ledger {receipts, spent_uj, grants})
+  --host DID          a trusted metering host of --ledger (repeatable; required with --ledger)
   --json              print {valid, trusted, root, code, grants}
 exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (the code names the failure: Expired,
       ScopeWidens, Revoked, UntrustedRoot, …), 2 usage error (no --trust) or unusable file`;
@@ -27,6 +31,8 @@ export const command: Command = {
       at: { type: "string" },
       revocations: { type: "string" },
       json: { type: "boolean" },
+      ledger: { type: "string" },
+      host: { type: "string", multiple: true },
       ...TRUST_OPTIONS,
     });
     if (positionals.length !== 1) throw new UsageError("give one CHAINFILE");
@@ -34,6 +40,8 @@ export const command: Command = {
     const chain = readChain(positionals[0]!);
     const revocations = readList(v.revocations);
     const at_ms = timeArg(v.at, "at");
+    if (v.ledger !== undefined && !v.host?.length)
+      throw new UsageError("--ledger needs --host (its metering hosts)");
     try {
       const r = verifyChain(chain, {
         roots: rootsOf(trust, chain),
@@ -42,12 +50,33 @@ export const command: Command = {
       });
       const root = r.grants[0]?.issuer ?? null;
       const trusted = trust.keys !== null;
+      const roots = rootsOf(trust, chain);
+      const hosts = (v.host ?? []).map(principal);
+      const ledger: LedgerReport | null =
+        v.ledger === undefined
+          ? null
+          : ledgerReport(v.ledger, r.grants, { roots, hosts, ...(revocations ? { revocations } : {}) });
+      const more = ledger ? { ledger } : {};
       if (v.json)
-        printJson(io, { valid: true, trusted, root, code: null, at_ms, grants: r.grants.map(grantJson) });
-      else
+        printJson(io, {
+          valid: true,
+          trusted,
+          root,
+          code: null,
+          at_ms,
+          grants: r.grants.map(grantJson),
+          ...more,
+        });
+      else {
         io.out(
           `${trusted ? "valid" : `${verdict(trust)} (root issuer ${root ?? "?"} not checked against a trust set)`} at ${new Date(at_ms).toISOString()}: ${r.grants.length} grant(s); leaf ${grantLine(r.leaf)}`,
         );
+        if (ledger) {
+          io.out(`ledger: ${ledger.receipts} receipt(s); the leaf spent ${ledger.spent_uj} µJ`);
+          for (const g of ledger.grants)
+            io.out(`  ${g.address}  spent ${g.spent_uj} of ${g.budget_uj} µJ, ${g.remaining_uj} left`);
+        }
+      }
       return Promise.resolve(EXIT.ok);
     } catch (e) {
       if (!isJcpError(e)) throw e;

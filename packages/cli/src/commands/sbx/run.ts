@@ -21,6 +21,7 @@ import {
 import { readKey } from "../../keyfile.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
+import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun, type GrantDebit } from "./grant.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -46,7 +47,7 @@ function intOpt(v: string | undefined, name: string, min: number): number | unde
   return n;
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | readonly string[] | undefined>;
 const str = (v: Values, k: string): string | undefined => (typeof v[k] === "string" ? v[k] : undefined);
 
 /** The sandbox the flags describe (§5), or null for --unsandboxed; contradictions are usage errors. */
@@ -95,11 +96,14 @@ function describe(c: EnergyComponent): string {
 
 function outcomeText(r: RunUnitResult): string {
   const o = r.outcome;
-  return o.status === "exited"
-    ? `exited ${o.exit_code}`
-    : o.status === "signaled"
-      ? `killed by ${o.signal}`
-      : `did not start (${o.reason})`;
+  const why = o.status !== "spawn_failed" && o.stopped !== undefined ? `, stopped: ${o.stopped}` : "";
+  return (
+    (o.status === "exited"
+      ? `exited ${o.exit_code}`
+      : o.status === "signaled"
+        ? `killed by ${o.signal}`
+        : `did not start (${o.reason})`) + why
+  );
 }
 
 function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, workspace: string | null) {
@@ -222,6 +226,7 @@ export const command: Command = {
   --json           print the record as JSON, and nothing else, on stdout (CMD's output goes to
                    stderr, so sbx run --json -- CMD | jq works). Everything after -- is CMD's,
                    options such as -h included
+${GRANT_HELP}
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -246,6 +251,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       out: { type: "string" },
       json: { type: "boolean" },
       images: { type: "string" },
+      ...GRANT_OPTIONS,
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -269,6 +275,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     // Last, once every other flag is valid: it may create the default workspace.
     const plain = sandboxOpts(values);
     const sandbox = fromFile && plain ? withManifestImage(plain, fromFile, values.images).sandbox : plain;
+    const grant = prepareGrantRun(values, hostKey, values.key !== undefined, sandbox);
+    if (grant && values.grants !== undefined)
+      throw new UsageError("--grant computes grants_id: drop --grants");
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
@@ -287,12 +296,13 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         hostKey,
         unitId: id,
         unit,
-        grantsId,
+        grantsId: grant?.grantsId ?? grantsId,
         manifest,
         policy,
         ...(gate ? { execPolicy: gate.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),
-        ...(sandbox ? { sandbox } : {}),
+        ...(sandbox ? { sandbox: grant?.sandbox ?? sandbox } : {}),
+        ...(grant ? { live: grant.watch } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         abort: abort.signal,
@@ -306,10 +316,16 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
     }
-    const s = summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null);
+    const debit: GrantDebit | undefined = grant?.debit(r);
+    const s = {
+      ...summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null),
+      ...(debit ? { grant: debit } : {}),
+    };
     if (values.out) writeOut(values.out, r, unit);
     if (values.json) printJson(io, s);
     else printHuman(io, r, s);
+    if (debit && !values.json)
+      io.out(`grant        debited ${debit.spent_uj} µJ on ${debit.ledger}; ${debit.remaining_uj} µJ remain`);
     return r.outcome.status === "exited" && r.outcome.exit_code === 0 ? EXIT.ok : EXIT.invalid;
   },
 };

@@ -159,6 +159,26 @@ export function shapeVectors(): Vector[] {
       "BadPredicate",
     ),
   );
+  // §7.2: `stopped` only on exited or signaled outcomes, and only a code.
+  for (const [id, desc, outcome] of [
+    [
+      "spawn-failed",
+      "spawn_failed outcome carrying stopped",
+      { status: "spawn_failed", reason: "x", stopped: "BudgetExhausted" },
+    ],
+    ["lowercase", "stopped that is not a code", { status: "signaled", signal: "SIGTERM", stopped: "budget" }],
+    ["number", "stopped as a number", { status: "exited", exit_code: 0, stopped: 1 }],
+  ] as const)
+    out.push(
+      errCase(
+        C,
+        `c3-outcome-stopped-${id}`,
+        `${desc}, re-signed`,
+        "attestation.verify",
+        verifyInput(signJson(setPath(base, ["predicate", "outcome"], outcome))),
+        "BadPredicate",
+      ),
+    );
   out.push(
     errCase(
       C,

@@ -131,6 +131,15 @@ function validVectors(): Vector[] {
       bindings(),
     ],
     [
+      "stopped",
+      "outcome: the host stopped the unit for its grants' budget (§7.2 stopped)",
+      attest(
+        predicate({ outcome: { status: "signaled", signal: "SIGTERM", stopped: "BudgetExhausted" } }),
+        host,
+      ),
+      bindings(),
+    ],
+    [
       "unisolated",
       "level S0: a plain process run that states no isolation",
       attest(predicate({ level: "S0" }), host),

@@ -3,7 +3,7 @@
 // claims the head it was built against, and a writer that lost the race rebuilds from the new head.
 import { existsSync } from "node:fs";
 import { canonicalBytes, parseStrict, type Envelope, type Digest } from "@sbx/wire";
-import { appendLog, isLog, readLog } from "@sbx/host/log";
+import { appendLog, appendLogAt, isLog, readLog, readLogFrom, type LogMark } from "@sbx/host/log";
 import { CliError } from "../../../errors.ts";
 
 /** A ledger as read: every grant envelope and receipt in entry order, and the log's head. */
@@ -29,25 +29,25 @@ export function readLedger(path: string): LedgerState {
   const grants: Envelope[] = [];
   const receipts: Envelope[] = [];
   for (const e of entries) {
-    let v: unknown;
-    try {
-      v = parseStrict(e.payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
-    } catch (err) {
-      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
-    }
-    const o = v as { grants?: unknown; receipt?: unknown } | null;
-    if (
-      !o ||
-      typeof o !== "object" ||
-      !Array.isArray(o.grants) ||
-      !o.receipt ||
-      typeof o.receipt !== "object"
-    )
-      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not {grants, receipt}`);
-    grants.push(...(o.grants as Envelope[]));
-    receipts.push(o.receipt as Envelope);
+    const o = entryOf(path, e.seq, e.payload);
+    grants.push(...o.grants);
+    receipts.push(o.receipt);
   }
   return { grants, receipts, head };
+}
+
+// One entry's {grants, receipt}; BadLedger for anything else.
+function entryOf(path: string, seq: number, payload: Uint8Array): { grants: Envelope[]; receipt: Envelope } {
+  let v: unknown;
+  try {
+    v = parseStrict(payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
+  } catch (err) {
+    throw new CliError("BadLedger", `${path}: entry ${seq} is not JSON`, { cause: err });
+  }
+  const o = v as { grants?: unknown; receipt?: unknown } | null;
+  if (!o || typeof o !== "object" || !Array.isArray(o.grants) || !o.receipt || typeof o.receipt !== "object")
+    throw new CliError("BadLedger", `${path}: entry ${seq} is not {grants, receipt}`);
+  return { grants: o.grants as Envelope[], receipt: o.receipt as Envelope };
 }
 
 /**
@@ -79,4 +79,46 @@ export function appendLedger(
   receipt: Envelope,
 ): Digest {
   return appendLog(path, head, canonicalBytes({ grants, receipt }));
+}
+
+/** What a ledger holds after a mark: the new entries' grants and receipts, and the mark after them. */
+export interface LedgerTail {
+  readonly grants: Envelope[];
+  readonly receipts: Envelope[];
+  readonly mark: LogMark;
+}
+
+/**
+ * readLedgerFrom reads only the entries after `mark` (readLogFrom's checks; `BadLedger` for a
+ * malformed entry or a file given for the folder), so a writer resumes from its verified state.
+ */
+export function readLedgerFrom(path: string, mark: LogMark): LedgerTail {
+  if (existsSync(path) && !isLog(path))
+    throw new CliError(
+      "BadLedger",
+      `${path} is a file: a ledger is now an append-only folder (jcp §4.3); give a new path`,
+    );
+  if (!existsSync(path)) {
+    if (mark.seq !== 0) throw new CliError("BadLedger", `${path}: the ledger is gone`);
+    return { grants: [], receipts: [], mark };
+  }
+  const { entries, head } = readLogFrom(path, mark);
+  const grants: Envelope[] = [];
+  const receipts: Envelope[] = [];
+  for (const e of entries) {
+    const o = entryOf(path, e.seq, e.payload);
+    grants.push(...o.grants);
+    receipts.push(o.receipt);
+  }
+  return { grants, receipts, mark: { seq: mark.seq + entries.length, head } };
+}
+
+/** appendLedgerAt appends one receipt (and grants new to the ledger) after `mark`, in O(1); StaleHead if another writer took the position. */
+export function appendLedgerAt(
+  path: string,
+  mark: LogMark,
+  grants: readonly Envelope[],
+  receipt: Envelope,
+): LogMark {
+  return appendLogAt(path, mark, canonicalBytes({ grants, receipt }));
 }

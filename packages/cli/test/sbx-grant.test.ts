@@ -1,0 +1,204 @@
+// `sbx run --grant` (jcp §4.2–§4.4 governing a run): the budget enforced live (a CPU-burning unit
+// under a 2 J budget is stopped with BudgetExhausted within the bound of jcp §4.3), the interval
+// debited on the ledger citing its attestation and energy receipt, and the run's attested energy
+// equal to what `jcp verify --ledger` says was spent; the leaf's /fs resources the only host paths
+// reachable, no network, and a run refused when the grants do not give it its workspace.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { envelopeAddress, payloadOf, type Envelope } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { runCli } from "../src/main.ts";
+
+async function cli(tool: "sbx" | "jcp", argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(tool, argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+interface Setup {
+  readonly dir: string;
+  readonly p: (n: string) => string;
+  readonly runArgs: string[];
+}
+
+async function setup(resources: [string, string[]][], uj: string): Promise<Setup> {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-grant-"));
+  const p = (n: string) => join(dir, n);
+  for (const k of ["root", "alice", "host"])
+    assert.equal((await cli("jcp", ["keygen", "--out", p(`${k}.key`)])).code, 0);
+  const flags = resources.flatMap(([r]) => ["--resource", r]);
+  const actions = [...new Set(resources.flatMap(([, a]) => a))].sort().flatMap((a) => ["--action", a]);
+  const issued = await cli("jcp", [
+    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), ...flags, ...actions],
+    ...["--uj", uj, "--depth", "0", "--ttl", "86400000", "--out", p("alice.chain")],
+  ]);
+  assert.equal(issued.code, 0, issued.err);
+  mkdirSync(p("ws"));
+  const runArgs = [
+    ...["run", "--key", p("host.key"), "--grant", p("alice.chain"), "--trust", p("root.key")],
+    ...["--ledger", p("ledger"), "--workspace", p("ws")],
+  ];
+  return { dir, p, runArgs };
+}
+
+interface RunJson {
+  outcome: { status: string; stopped?: string };
+  energy: { total_uj: string };
+  attestation: string;
+  receipt: string;
+  grant: {
+    spent_uj: string;
+    receipt: Envelope;
+    period_ms: number;
+    max_period_uj: string;
+    remaining_uj: string;
+  };
+}
+
+test("a CPU-burning unit under a 2 J budget is stopped with BudgetExhausted within budget + one period", async () => {
+  const s = await setup([["/fs/work/**", ["read", "write"]]], "2J");
+  try {
+    const t0 = Date.now();
+    const r = await cli("sbx", [
+      ...s.runArgs,
+      "--json",
+      "--out",
+      s.p("out"),
+      "--",
+      "sh",
+      "-c",
+      "while :; do :; done",
+    ]);
+    const wall = Date.now() - t0;
+    assert.equal(r.code, 1, r.err);
+    const j = JSON.parse(r.out) as RunJson;
+    assert.equal(j.outcome.stopped, "BudgetExhausted");
+    // The interval is attested, its outcome says why, and its energy is what the ledger debited.
+    const att = JSON.parse(readFileSync(s.p("out/attestation.json"), "utf8")) as Envelope;
+    const pred = verifyAttestation(att).predicate;
+    assert.equal(pred.outcome.status === "spawn_failed" ? null : pred.outcome.stopped, "BudgetExhausted");
+    assert.equal(pred.energy.total_uj, j.energy.total_uj);
+    const spent = BigInt(j.energy.total_uj);
+    const bound = 2_000_000n + BigInt(j.grant.max_period_uj);
+    assert.ok(spent <= bound, `spent ${spent} µJ, bound ${bound} µJ`);
+    assert.ok(spent > 1_000_000n, `a burner stopped at ${spent} µJ used less than half its budget`);
+    // The debit cites the interval's attestation and energy receipt by address.
+    const debit = payloadOf(j.grant.receipt) as {
+      uj: string;
+      cites: { attestation: string; energy: string };
+    };
+    assert.equal(debit.uj, j.energy.total_uj);
+    assert.deepEqual({ ...debit.cites }, { attestation: envelopeAddress(att), energy: j.receipt });
+    // jcp verify --ledger replays the ledger whole and agrees with the run.
+    const v = await cli("jcp", [
+      ...["verify", s.p("alice.chain"), "--trust", s.p("root.key"), "--ledger", s.p("ledger")],
+      ...["--host", s.p("host.key"), "--json"],
+    ]);
+    assert.equal(v.code, 0, v.err);
+    const led = (JSON.parse(v.out) as { ledger: { receipts: number; spent_uj: string } }).ledger;
+    assert.deepEqual(led, { ...led, receipts: 1, spent_uj: j.energy.total_uj });
+    console.log(
+      `budget 2000000 µJ: spent ${spent} µJ (${Number(spent) / 20_000}% of budget), period ${j.grant.period_ms} ms, one period's most ${j.grant.max_period_uj} µJ, bound ${bound} µJ, wall ${wall} ms`,
+    );
+    // Nothing left to spend beyond what remains: a second run starts only while budget remains.
+    assert.equal(BigInt(j.grant.remaining_uj), 2_000_000n - spent);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("under /fs/work/** only, no other host path is readable or writable and nothing is reachable", async () => {
+  const host = mkdtempSync("/var/tmp/sbx-grant-host-");
+  chmodSync(host, 0o755);
+  writeFileSync(join(host, "secret"), "secret\n", { mode: 0o644 });
+  const s = await setup([["/fs/work/**", ["read", "write"]]], "100J");
+  const server = createServer((c) => c.end("hello\n"));
+  let connections = 0;
+  server.on("connection", () => connections++);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  try {
+    const probe = [
+      `cat ${host}/secret && echo READ`,
+      `echo x > ${host}/new && echo WROTE`,
+      `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo CONNECTED`,
+      "echo ok > /work/mine && cat /work/mine",
+    ].join("; ");
+    const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
+    assert.equal(r.code, 0, r.err);
+    assert.doesNotMatch(r.err, /READ|WROTE|CONNECTED/);
+    assert.match(r.err, /ok/); // the workspace is writable
+    assert.equal(connections, 0);
+    assert.equal(readFileSync(s.p("ws/mine"), "utf8"), "ok\n");
+  } finally {
+    server.close();
+    rmSync(s.dir, { recursive: true, force: true });
+    rmSync(host, { recursive: true, force: true });
+  }
+});
+
+test("a granted host path is bound read-only with read, writable with write, and nothing beside it", async () => {
+  const host = mkdtempSync("/var/tmp/sbx-grant-host-");
+  chmodSync(host, 0o755);
+  for (const d of ["ro", "rw", "other"]) {
+    mkdirSync(join(host, d), { mode: 0o777 });
+    chmodSync(join(host, d), 0o777);
+    writeFileSync(join(host, d, "f"), `${d}\n`, { mode: 0o644 });
+  }
+  try {
+    for (const [action, want] of [
+      ["read", "ro\nRO-READ\n"],
+      ["write", "rw\nRW-READ\nRW-WROTE\n"],
+    ] as const) {
+      const sub = action === "read" ? "ro" : "rw";
+      const s = await setup(
+        [
+          [`/fs${host}/${sub}/**`, [action]],
+          ["/fs/work/**", [action]],
+        ],
+        "100J",
+      );
+      try {
+        const probe = [
+          `cat ${host}/${sub}/f && echo ${sub.toUpperCase()}-READ`,
+          `(echo x > ${host}/${sub}/new) 2>/dev/null && echo ${sub.toUpperCase()}-WROTE`,
+          `cat ${host}/other/f 2>/dev/null && echo OTHER-READ`,
+          "true",
+        ].join("; ");
+        const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
+        assert.equal(r.code, 0, r.err);
+        assert.equal(r.err, want.trimEnd(), `${action}: ${r.err}`);
+      } finally {
+        rmSync(s.dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    rmSync(host, { recursive: true, force: true });
+  }
+});
+
+test("a run whose grants do not give it its workspace, or no budget, is refused and nothing runs", async () => {
+  const s = await setup([["/fs/data/**", ["read"]]], "1J");
+  try {
+    const r = await cli("sbx", [...s.runArgs, "--", "sh", "-c", "echo ran > /work/ran"]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /GrantsInsufficient/);
+    const noTrust = await cli("sbx", [
+      "run",
+      "--grant",
+      s.p("alice.chain"),
+      "--ledger",
+      s.p("l"),
+      "--",
+      "true",
+    ]);
+    assert.equal(noTrust.code, 2);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});

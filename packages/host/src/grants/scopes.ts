@@ -1,0 +1,87 @@
+// jcp §4.2 scopes onto the sandbox (sandbox-attest §5.1, §5.2): what a run under a grant can reach.
+// A filesystem resource `/fs/<path>/**` (or `/fs/<path>`) names the path <path> both inside the
+// sandbox and on the host: the workspace folder (/work) is the run's workspace, any other path is
+// the host path bound in at the same place, read-only with `read`, writable with `write`. Nothing
+// else of the host is bound besides the read-only system (/usr and the generated /etc, §5.4). A
+// pattern with a `*` segment, `/fs/**` itself, or a path under a kernel interface or a system mount
+// names no one host path: it is listed as unmapped and binds nothing (fail closed). Network
+// resources are not mapped: a sandbox under grants has no network (§5.2).
+import type { Scope } from "@sbx/jcp-grant/grant";
+import { HostError } from "../errors.ts";
+import type { ExtraBind } from "../sandbox/bwrap.ts";
+
+/** What a scope maps onto: the workspace's mode, the extra binds, and resources that map to nothing. */
+export interface ScopeMap {
+  /** The workspace's mode, or null when no resource gives it (the run is then refused). */
+  readonly workspace: "rw" | "ro" | null;
+  readonly binds: readonly ExtraBind[];
+  readonly unmapped: readonly string[];
+}
+
+// Paths a grant can never bind: the sandbox's own system and kernel mounts.
+const RESERVED = [
+  "/",
+  "/usr",
+  "/etc",
+  "/proc",
+  "/dev",
+  "/sys",
+  "/tmp",
+  "/bin",
+  "/lib",
+  "/lib64",
+  "/sbin",
+  "/run",
+];
+
+function underReserved(path: string): boolean {
+  return RESERVED.some((r) => path === r || (r !== "/" && path.startsWith(`${r}/`)));
+}
+
+/** fsPath returns the path a filesystem resource names, or null when it names no one path. */
+export function fsPath(resource: string): string | null {
+  if (!resource.startsWith("/fs/")) return null;
+  const body = resource.endsWith("/**") ? resource.slice(3, -3) : resource.slice(3);
+  if (body === "" || body.split("/").some((s) => s === "*" || s === "**")) return null;
+  return body;
+}
+
+/**
+ * mapScope maps the effective scope of a run's grant (the leaf's, which lies inside every grant above
+ * it) onto the sandbox for a workspace at `workspaceFolder` (inside) and `workspace` (host).
+ * Writable where `write` is granted, read-only where only `read` is; a resource under a reserved
+ * system path, or with wildcards, is unmapped. Refuses nothing; the caller decides on coverage.
+ */
+export function mapScope(scope: Scope, workspaceFolder: string): ScopeMap {
+  const write = scope.actions.includes("write");
+  const read = write || scope.actions.includes("read");
+  const binds: ExtraBind[] = [];
+  const unmapped: string[] = [];
+  let workspace: ScopeMap["workspace"] = null;
+  for (const r of scope.resources) {
+    if (!r.startsWith("/fs/")) continue;
+    const path = fsPath(r);
+    if (!read || path === null) {
+      unmapped.push(r);
+      continue;
+    }
+    if (path === workspaceFolder && r.endsWith("/**")) workspace = write ? "rw" : "ro";
+    else if (path === workspaceFolder || path.startsWith(`${workspaceFolder}/`) || underReserved(path))
+      unmapped.push(r); // inside the workspace it is the workspace's; the system is not a grant's
+    else binds.push({ host: path, inside: path, writable: write });
+  }
+  return { workspace, binds, unmapped };
+}
+
+/**
+ * requireWorkspace refuses (`GrantsInsufficient`) a map whose grants do not give the run its
+ * workspace (`/fs<folder>/**` with `read` or `write`): a run needs at least that.
+ */
+export function requireWorkspace(m: ScopeMap, workspaceFolder: string): "rw" | "ro" {
+  if (m.workspace === null)
+    throw new HostError(
+      "GrantsInsufficient",
+      `the grants do not cover the workspace: /fs${workspaceFolder}/** with read or write is needed`,
+    );
+  return m.workspace;
+}
