@@ -42,7 +42,11 @@ export type HostErrorCode =
   | "PoolEmpty"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
-  | "LogBroken";
+  | "LogBroken"
+  // the PostgreSQL store: the server cannot be reached within the retry time; a row that does not
+  // match what its chain or its address says (altered in the database)
+  | "StoreUnreachable"
+  | "StoreCorrupt";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {
