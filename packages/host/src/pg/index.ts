@@ -17,3 +17,5 @@ export {
   stopServer,
 } from "./cluster.ts";
 export type { TestCluster } from "./cluster.ts";
+export { copyStore, listRecords } from "./copy.ts";
+export type { AnyStore, CopyReport } from "./copy.ts";
