@@ -3,7 +3,7 @@
 // that removes it all. PostgreSQL refuses to run as root, so as root the cluster belongs to the
 // `postgres` system user (Debian's package creates it) and every server command runs as that user.
 // Never used by a store: a store is given a connection string and nothing else.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -108,6 +108,32 @@ export async function startCluster(parent: string = tmpdir()): Promise<TestClust
 export function restartCluster(c: TestCluster, mode: "fast" | "immediate" = "immediate"): void {
   pgCtl(c.dir, "stop", "-m", mode);
   pgCtl(c.dir, "start");
+}
+
+/** restartClusterAsync is restartCluster without blocking this process (writers keep running meanwhile). */
+export function restartClusterAsync(c: TestCluster, mode: "fast" | "immediate" = "immediate"): Promise<void> {
+  const bin = pgBin("pg_ctl");
+  const args = [
+    "-D",
+    join(c.dir, "data"),
+    "-l",
+    join(c.dir, "server.log"),
+    "-w",
+    "-t",
+    "60",
+    "-m",
+    mode,
+    "restart",
+  ];
+  const [cmd, argv] = asRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, argv, { cwd: c.dir, stdio: "ignore" });
+    p.on("error", reject);
+    p.on("close", (code) => {
+      if (code === 0) resolve();
+      else reject(new HostError("StoreUnusable", `pg_ctl restart exited ${String(code)}`));
+    });
+  });
 }
 
 /** stopServer stops the server only (the data stays): for tests of an unreachable store. */

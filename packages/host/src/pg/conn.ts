@@ -8,6 +8,7 @@
 // so an acknowledged write is never lost and a committed one is never written twice.
 import type { Pool, PoolClient } from "pg";
 import { HostError, isHostError } from "../errors.ts";
+import { faultPoint } from "../store/fault.ts";
 
 /** Options for opening a PostgreSQL store. */
 export interface PgOptions {
@@ -62,18 +63,36 @@ export function isUniqueViolation(e: unknown): boolean {
 
 /** tx runs `fn` in one transaction on one connection, committing if it returns, rolling back if it throws. */
 export async function tx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  let broken = false;
-  try {
+  return withClient(pool, async (c) => {
     await c.query("BEGIN");
     const out = await fn(c);
+    faultPoint("pg-commit"); // crash tests: the transaction's rows written, not committed
     await c.query("COMMIT");
     return out;
+  });
+}
+
+/**
+ * withClient runs `fn` on one pooled connection. A connection that dies while checked out between
+ * statements reports on the client, not on a statement: that report is taken here (the next
+ * statement fails and is retried), and the connection is discarded rather than reused.
+ */
+export async function withClient<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  c.on("error", onError);
+  try {
+    return await fn(c);
   } catch (e) {
-    broken = isConnectionLoss(e);
-    if (!broken) await c.query("ROLLBACK").catch(() => undefined);
+    broken ||= isConnectionLoss(e);
+    // A failed statement leaves an open transaction aborted: roll it back before reuse.
+    if (!broken) await c.query("ROLLBACK").catch(() => (broken = true));
     throw e;
   } finally {
+    c.off("error", onError);
     c.release(broken);
   }
 }

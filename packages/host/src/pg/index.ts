@@ -11,6 +11,7 @@ export {
   freePort,
   pgBin,
   restartCluster,
+  restartClusterAsync,
   startCluster,
   startServer,
   stopCluster,

@@ -10,6 +10,7 @@ import { createBlake3, digestBytes, formatDigest, parseDigest, type Digest } fro
 import { checkObject } from "@sbx/sandbox-attest/store";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "../errors.ts";
+import { faultPoint } from "../store/fault.ts";
 import { tx, withRetry } from "./conn.ts";
 
 /** The largest chunk stored. */
@@ -67,6 +68,7 @@ export async function putObjectStream(
         Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
       ]),
     );
+    faultPoint("pg-chunk"); // crash tests: some chunks in, the object not yet recorded
   }
   const address = formatDigest(h.digest());
   if (expect !== undefined && expect !== address)

@@ -31,7 +31,7 @@ import {
 } from "@sbx/sandbox-attest/runrecord";
 import type { Store } from "@sbx/sandbox-attest/store";
 import { HostError } from "../errors.ts";
-import { isUniqueViolation, openPool, redactUrl, tx, withRetry, type PgOptions } from "./conn.ts";
+import { isUniqueViolation, openPool, redactUrl, tx, withClient, withRetry, type PgOptions } from "./conn.ts";
 import { getObjectStream, objectInfo, putObjectStream, type PutResult } from "./objects.ts";
 import { PgLogStore } from "./pglog.ts";
 import { checkSchema, migrate } from "./schema.ts";
@@ -87,26 +87,16 @@ export class PgStore implements Store {
   static async init(url: string, opts: PgOptions = {}): Promise<[number, number]> {
     const pool = await openPool(url, opts);
     try {
-      return await withRetry(`init ${redactUrl(url)}`, opts.retryMs ?? 30_000, async () => {
-        const c = await pool.connect();
-        try {
-          return await migrate(c);
-        } finally {
-          c.release();
-        }
-      });
+      return await withRetry(`init ${redactUrl(url)}`, opts.retryMs ?? 30_000, () =>
+        withClient(pool, migrate),
+      );
     } finally {
       await pool.end();
     }
   }
 
-  async #withClient<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    try {
-      return await fn(c);
-    } finally {
-      c.release();
-    }
+  #withClient<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    return withClient(this.pool, fn);
   }
 
   /** close ends every connection. */
