@@ -57,7 +57,13 @@ export type HostErrorCode =
   | "WorkspaceFolderUnusable"
   // jcp grants governing a run: the grants do not cover what the run needs
   | "GrantsInsufficient"
-  | "BudgetExhausted";
+  | "BudgetExhausted"
+  // the PostgreSQL store: the server cannot be reached within the retry time; a row that does not
+  // match what its chain or its address says (altered in the database)
+  | "StoreUnreachable"
+  | "StoreCorrupt"
+  // moving between stores: the destination holds a record that is not a prefix of the source's
+  | "RecordDiverged";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

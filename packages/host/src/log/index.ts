@@ -10,3 +10,5 @@ export {
   readLogFrom,
 } from "./appendlog.ts";
 export type { LogEntry, LogMark, LogState } from "./appendlog.ts";
+export { FileLogStore, checkLogName, logEntryBytes } from "./logstore.ts";
+export type { LogBuilder, LogStore } from "./logstore.ts";

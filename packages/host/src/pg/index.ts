@@ -1,0 +1,22 @@
+// §13.7 The PostgreSQL store shared by many hosts: run records, ledgers and objects, its schema
+// migrations, and a throwaway cluster for tests and benches.
+export { PgStore } from "./pgstore.ts";
+export { PgLogStore } from "./pglog.ts";
+export { CHUNK_BYTES } from "./objects.ts";
+export type { PutResult } from "./objects.ts";
+export { isPgUrl, redactUrl } from "./conn.ts";
+export type { PgOptions } from "./conn.ts";
+export { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+export {
+  freePort,
+  pgBin,
+  restartCluster,
+  restartClusterAsync,
+  startCluster,
+  startServer,
+  stopCluster,
+  stopServer,
+} from "./cluster.ts";
+export type { TestCluster } from "./cluster.ts";
+export { copyStore, listRecords } from "./copy.ts";
+export type { AnyStore, CopyReport } from "./copy.ts";
