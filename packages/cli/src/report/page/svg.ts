@@ -30,11 +30,10 @@ export const COLOURS = {
   bad: "#e53e3e",
 } as const;
 
-function fmtTime(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace("T", " ")
-    .replace(/\.\d+Z$/, "Z");
+// A tick shows milliseconds when the whole axis spans less than a minute.
+function fmtTime(ms: number, span: number): string {
+  const iso = new Date(ms).toISOString();
+  return span < 60_000 ? iso.slice(11, 23) : iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
 }
 
 function axis(x0: number, w: number, t0: number, t1: number, y: number): string {
