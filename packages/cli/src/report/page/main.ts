@@ -108,6 +108,8 @@ function render(b: ReportBundle): void {
 function start(): void {
   const b = readBundle();
   ($("trust") as HTMLTextAreaElement).value = b.trust.join("\n");
+  // With no key embedded the verdict can only be UNTRUSTED: the box is open for the reader's keys.
+  ($("trust-box") as HTMLDetailsElement).open = b.trust.length === 0;
   $("reverify").addEventListener("click", () => render(b));
   render(b);
 }
