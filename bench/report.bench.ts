@@ -123,6 +123,7 @@ export default async function reportBench(): Promise<void> {
     if (report === null) throw new Error("bench: sbx report failed");
     const walls: number[] = [];
     const inPage: number[] = [];
+    let engine = "";
     for (let i = 0; i < 4; i++) {
       const page = await browser.newPage();
       const t0 = process.hrtime.bigint();
@@ -130,9 +131,10 @@ export default async function reportBench(): Promise<void> {
       await page.waitForFunction(() => document.body.dataset["verified"] !== "", null, { timeout: 600_000 });
       const wall = Number(process.hrtime.bigint() - t0) / 1e9;
       const o = await page.evaluate(
-        () => (window as unknown as { sbxReport: { verdict: string; ms: number } }).sbxReport,
+        () => (window as unknown as { sbxReport: { verdict: string; ms: number; engine: string } }).sbxReport,
       );
       if (o.verdict !== "VALID") throw new Error(`bench: the page says ${o.verdict}`);
+      engine = o.engine;
       if (i > 0) {
         walls.push(wall);
         inPage.push(o.ms / 1000);

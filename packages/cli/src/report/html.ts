@@ -46,6 +46,7 @@ export function reportHtml(b: ReportBundle, script: string = pageScript()): stri
 <button id="reverify">verify again with these keys</button> <span id="trust-note" class="muted"></span></details>
 </header>
 <main id="main"></main>
+<footer><p class="muted" id="engine"></p></footer>
 <script type="application/json" id="sbx-data">${data}</script>
 <script type="module">${inlineSafe(script)}</script>
 </body></html>

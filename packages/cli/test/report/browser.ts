@@ -23,6 +23,7 @@ export interface PageOutcome {
   readonly verdict: string;
   readonly code: string;
   readonly ms: number;
+  readonly engine: string;
   /** Every URL the page requested other than its own file (must stay empty: nothing is fetched). */
   readonly fetched: readonly string[];
   readonly errors: readonly string[];
@@ -42,7 +43,9 @@ export async function openReport(page: Page, file: string): Promise<PageOutcome>
   await page.goto(url);
   await page.waitForFunction(() => document.body.dataset["verified"] !== "", null, { timeout: 120_000 });
   const o = await page.evaluate(
-    () => (window as unknown as { sbxReport: { verdict: string; code: string; ms: number } }).sbxReport,
+    () =>
+      (window as unknown as { sbxReport: { verdict: string; code: string; ms: number; engine: string } })
+        .sbxReport,
   );
   return { ...o, fetched, errors };
 }

@@ -69,6 +69,7 @@ test("the report of a suspended-and-resumed run shows every segment and verifies
   assert.deepEqual(o.fetched, [], "the page fetched nothing");
   assert.deepEqual(o.errors, []);
   assert.equal(o.verdict, "VALID");
+  assert.equal(o.engine, "webcrypto", "Chromium's WebCrypto Ed25519 passed the self-test and answered");
   const kinds = await page.locator("#segments tbody tr td:nth-child(2)").allInnerTexts();
   assert.deepEqual(kinds, ["executed", "suspended", "resumed", "executed", "closed"]);
   for (const k of ["executed", "suspended", "resumed", "closed", "parked"])
