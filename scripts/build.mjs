@@ -76,9 +76,42 @@ async function loadEsbuild() {
   }
 }
 
+// 1b. The report page's script (issue 19): the page's verification (packages/cli/src/report) with the
+//     same wire and library code, bundled for browsers into dist/report/page.js, which `sbx report`
+//     inlines. No Node API reaches the browser: the two modules the wire layer tries first for speed
+//     (node:crypto for Ed25519, @napi-rs/blake-hash for bulk BLAKE3) are replaced by a module that
+//     fails to load, so the wire layer takes its portable path (@noble/curves, hash-wasm, plain JS).
+const noNode = {
+  name: "no-node",
+  setup(b) {
+    b.onResolve({ filter: /^(node:crypto|@napi-rs\/blake-hash)$/ }, (args) => ({ path: args.path, namespace: "no-node" }));
+    b.onLoad({ filter: /.*/, namespace: "no-node" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`${args.path} is not available in a browser`)});`,
+      loader: "js",
+    }));
+  },
+};
+async function buildReportPage(esbuild) {
+  const r = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [join(cli, "src/report/page/main.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: ["chrome120", "firefox121", "safari17"],
+    minify: true,
+    legalComments: "inline",
+    plugins: [noNode],
+    write: false,
+    logLevel: "warning",
+  });
+  return r.outputFiles[0].text;
+}
+
 async function buildCli() {
   const esbuild = await loadEsbuild();
   if (esbuild === null) return;
+  const page = await buildReportPage(esbuild);
   const r = await esbuild.build({
     absWorkingDir: root,
     entryPoints: entries(),
@@ -102,6 +135,8 @@ async function buildCli() {
     mkdirSync(dirname(f.path), { recursive: true });
     writeFileSync(f.path, text);
   }
+  mkdirSync(join(dist, "report"), { recursive: true });
+  writeFileSync(join(dist, "report", "page.js"), page);
 }
 
 function buildNative() {

@@ -119,8 +119,19 @@ async function loadNode(): Promise<Ed25519Backend | null> {
   }
 }
 
-/** The backend in use: node:crypto where it loads, else @noble/curves. */
-export const ed25519: Ed25519Backend = (await loadNode()) ?? nobleBackend;
+/** The backend in use: node:crypto where it loads, else @noble/curves (or one set by useEd25519Backend). */
+export let ed25519: Ed25519Backend = (await loadNode()) ?? nobleBackend;
+
+/**
+ * useEd25519Backend makes `backend` the one every verification asks from now on, and returns the one
+ * it replaces (e.g. a browser page answers from signatures it checked ahead with WebCrypto). The §2.4
+ * checks of ed25519Refusal still run before any backend is asked.
+ */
+export function useEd25519Backend(backend: Ed25519Backend): Ed25519Backend {
+  const before = ed25519;
+  ed25519 = backend;
+  return before;
+}
 
 // L = 2^252 + 27742317777372353535851937790883648493, little-endian.
 const L = Uint8Array.from([

@@ -18,7 +18,14 @@ export { blake3, createBlake3, createBlake3Chunk, blake3Backend, SMALL_INPUT_MAX
 export type { Blake3Hasher, Blake3Chunk } from "./blake3.ts";
 export { isDigest, parseDigest, formatDigest, digestBytes, addressOf } from "./digest.ts";
 export type { Digest } from "./digest.ts";
-export { ed25519, nobleBackend, verifyEd25519, ed25519Refusal, isCanonicalS } from "./ed25519.ts";
+export {
+  ed25519,
+  nobleBackend,
+  verifyEd25519,
+  ed25519Refusal,
+  isCanonicalS,
+  useEd25519Backend,
+} from "./ed25519.ts";
 export type { Ed25519Backend, Ed25519Refusal } from "./ed25519.ts";
 export {
   publicKeyRefusal,

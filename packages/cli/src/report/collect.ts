@@ -1,0 +1,129 @@
+// What `sbx report` embeds (issue 19): the record's bytes and the raw bytes of every object it
+// references that the store holds — attestations and receipts (signed/), snapshot trees, leaves,
+// memory images, manifests (objects/) — exactly as stored, unchecked: the page checks them. Leaves
+// and memory images past the embedding budget are left out and listed with their stated size.
+import { existsSync, readFileSync } from "node:fs";
+import { canonicalBytes, parseCanonical, type Digest, type Json } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { decodeRecord, parseFsDir, type Segment } from "@sbx/sandbox-attest/runrecord";
+import type { FileStore } from "@sbx/host/store";
+import { b64, REPORT_FORMAT, type FleetBundle, type RunBundle } from "./bundle.ts";
+
+/** What to embed beside the record. */
+export interface CollectOptions {
+  /** The store the record points into; null embeds the record alone. */
+  readonly store: FileStore | null;
+  /** Most bytes of file leaves and memory images embedded (directories and signed objects always are). */
+  readonly embedMax: number;
+  /** Journals' event lists (§8), as parsed from `--journal` files. */
+  readonly journals: readonly Json[];
+  /** Trusted host did:keys, embedded for the page's first verification. */
+  readonly trust: readonly string[];
+  /** The head the record must end at (`--head`). */
+  readonly expectHead?: Digest | undefined;
+}
+
+interface Acc {
+  readonly store: FileStore;
+  readonly objects: Record<string, string>;
+  readonly signed: Record<string, string>;
+  readonly omitted: Record<string, string>;
+  budget: number;
+}
+
+function rawOf(path: string): Uint8Array | null {
+  return existsSync(path) ? new Uint8Array(readFileSync(path)) : null;
+}
+
+function addSigned(acc: Acc, address: Digest): Uint8Array | null {
+  const bytes = rawOf(acc.store.signedPath(address));
+  if (bytes !== null) acc.signed[address] = b64(bytes);
+  return bytes;
+}
+
+function addObject(acc: Acc, address: Digest, budgeted: boolean, size?: bigint): Uint8Array | null {
+  if (acc.objects[address] !== undefined) return null;
+  const path = acc.store.objectPath(address);
+  if (!existsSync(path)) return null;
+  if (budgeted) {
+    const n = size ?? BigInt(readFileSync(path).length);
+    if (n > BigInt(acc.budget)) {
+      acc.omitted[address] = String(n);
+      return null;
+    }
+    acc.budget -= Number(n);
+  }
+  const bytes = new Uint8Array(readFileSync(path));
+  acc.objects[address] = b64(bytes);
+  return bytes;
+}
+
+/** addTree embeds a snapshot's directories and, within the budget, its leaves (§13.8). */
+function addTree(acc: Acc, root: Digest, depth = 0): void {
+  const bytes = addObject(acc, root, false);
+  if (bytes === null || depth > 1024) return;
+  let entries;
+  try {
+    entries = parseFsDir(bytes).entries;
+  } catch {
+    return; // the page refuses it with the code
+  }
+  for (const e of entries)
+    if (e.kind === "dir") addTree(acc, e.digest, depth + 1);
+    else addObject(acc, e.digest, true, BigInt(e.size));
+}
+
+function addExecuted(acc: Acc, att: Digest): void {
+  const bytes = addSigned(acc, att);
+  if (bytes === null) {
+    addObject(acc, att, false);
+    return;
+  }
+  try {
+    const receipt = verifyAttestation(parseCanonical(bytes)).predicate.energy.receipt;
+    if (addSigned(acc, receipt) === null) addObject(acc, receipt, false);
+  } catch {
+    // an attestation the library refuses: embedded as stored, the page shows why
+  }
+}
+
+function addSegment(acc: Acc, s: Segment): void {
+  if (s.kind === "executed") return addExecuted(acc, s.attestation);
+  if (s.kind === "closed") return;
+  addTree(acc, s.snapshot.fs_root);
+  if (s.snapshot.memory !== undefined) addObject(acc, s.snapshot.memory, true);
+  addObject(acc, s.snapshot.manifest, false);
+}
+
+/** collectRun gathers a run's bundle: the record bytes and, with a store, what they reference. */
+export function collectRun(record: Uint8Array, name: string, o: CollectOptions): RunBundle {
+  const acc: Acc | null = o.store
+    ? { store: o.store, objects: {}, signed: {}, omitted: {}, budget: o.embedMax }
+    : null;
+  if (acc !== null) {
+    let segments: readonly Segment[] = [];
+    try {
+      segments = decodeRecord(record).record.segments;
+    } catch {
+      // a record the library refuses is embedded alone; the page shows why
+    }
+    for (const s of segments) addSegment(acc, s);
+  }
+  return {
+    format: REPORT_FORMAT,
+    kind: "run",
+    name,
+    record: b64(record),
+    objects: acc?.objects ?? {},
+    signed: acc?.signed ?? {},
+    omitted: acc?.omitted ?? {},
+    journals: o.journals.map((j) => b64(canonicalBytes(j))),
+    trust: [...o.trust],
+    ...(o.expectHead !== undefined ? { expect_head: o.expectHead } : {}),
+  };
+}
+
+/** collectFleet embeds a fleet file's bytes as read. */
+export function collectFleet(bytes: Uint8Array, name: string, trust: readonly string[]): FleetBundle {
+  return { format: REPORT_FORMAT, kind: "fleet", name, fleet: b64(bytes), trust: [...trust] };
+}
