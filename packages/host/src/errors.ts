@@ -42,7 +42,12 @@ export type HostErrorCode =
   | "PoolEmpty"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
-  | "LogBroken";
+  | "LogBroken"
+  // §13 durable runs from the command line: freezer, the run's lock, the supervisor's control channel
+  | "FreezeFailed"
+  | "RunBusy"
+  | "RunNotLive"
+  | "ControlFailed";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

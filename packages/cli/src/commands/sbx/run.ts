@@ -19,6 +19,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { isDurable, runDurable } from "./lifecycle/start.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -205,6 +206,12 @@ export const command: Command = {
   --json           print the record as JSON, and nothing else, on stdout (CMD's output goes to
                    stderr, so sbx run --json -- CMD | jq works). Everything after -- is CMD's,
                    options such as -h included
+  --durable        a durable run (§13) in the run store: a unit with a fresh nonce, an executed
+                   segment per active interval, the run id printed first; sbx suspend/resume/close
+                   act on it while this command supervises its sandbox (implied by --store and
+                   --detach); the key defaults to the store's host-key.pem
+  --store DIR      the run store of a durable run (default $SBX_STORE, else ~/.local/share/sbx)
+  --detach         a durable run supervised in the background: print the run id and return
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -226,6 +233,10 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       watch: { type: "string" },
       out: { type: "string" },
       json: { type: "boolean" },
+      // durable runs (§13): lifecycle/start.ts
+      store: { type: "string" },
+      detach: { type: "boolean" },
+      durable: { type: "boolean" },
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -236,9 +247,23 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const manifest = digestOpt(values.manifest, "manifest");
     const grantsId = digestOpt(values.grants, "grants");
     const policy = digestOpt(values.policy, "policy");
-    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     // Last, once every other flag is valid: it may create the default workspace.
     const sandbox = sandboxOpts(values);
+    if (isDurable(values))
+      return runDurable(
+        {
+          values,
+          args,
+          argv: positionals,
+          sandbox,
+          manifest,
+          grantsId,
+          policy,
+          ...(maxLevel ? { maxLevel } : {}),
+        },
+        io,
+      );
+    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
