@@ -70,7 +70,7 @@ test("the whole lifecycle: run, suspend frozen, resume (thaw), a second resume r
       "records",
       readdirSync(join(store, "records")).find((f) => f.endsWith(".runrecord")) ?? "",
     );
-    const v = await sbx(["verify", record, "--trust", join(store, "host-key.pub.pem")]);
+    const v = await sbx(["verify", id, "--store", store, "--trust", join(store, "host-key.pub.pem")]);
     assert.equal(v.code, 0, v.out + v.err);
     assert.match(v.out, /verdict: VALID/);
     assert.match(v.out, /idle by provenance: measured 0, attributed 0, estimated \d+/);
@@ -180,6 +180,42 @@ test("two resumes of one parked run at once: exactly one resumes, the other is r
     const k2 = await kinds(store, id);
     assert.equal(k2.filter((x) => x === "resumed").length, 1, k2.join(","));
     assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("foreground sbx run --store: a fresh nonce per run (same work, different head₀), one executed segment, exit status, close failed", async () => {
+  const dir = scratch();
+  try {
+    const store = join(dir, "store");
+    const ids = [];
+    for (const n of ["a", "b"]) {
+      const ws = join(dir, `ws-${n}`);
+      workspaceWithAgent(ws);
+      const r = await sbx([
+        "run",
+        "--store",
+        store,
+        "--workspace",
+        ws,
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo hi; exit 3",
+      ]);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.out, /^hi$/m);
+      const id = runIdOf(r.out);
+      ids.push(id);
+      assert.deepEqual(await kinds(store, id), ["executed"]);
+      const c = await sbx(["close", id, "--store", store]);
+      assert.equal(c.code, 0, c.err);
+      assert.match(c.out, /outcome failed/);
+    }
+    assert.notEqual(ids[0], ids[1]);
+    const u = await sbx(["run", "--store", store, "--unsandboxed", "--", "/bin/true"]);
+    assert.equal(u.code, 2);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

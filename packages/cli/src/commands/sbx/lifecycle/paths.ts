@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
-import { writeFileDurably } from "@sbx/host/store";
+import { FileStore, writeFileDurably } from "@sbx/host/store";
+import { runStoreDir } from "../../../runstore.ts";
 import { UsageError } from "../../../command.ts";
 import { readKey, writeNewKey } from "../../../keyfile.ts";
 
@@ -80,4 +81,10 @@ export function hostKeyOf(storeRoot: string, keyPath: string | undefined): KeyPa
   if (existsSync(path)) return readKey(path);
   mkdirSync(dirname(path), { recursive: true });
   return writeNewKey(path, join(storeRoot, "host-key.pub.pem"));
+}
+
+/** runRecordPath: a record file as given, or, for a run id that is not a file, its file in the run store. */
+export function runRecordPath(arg: string, storeGiven: string | undefined): string {
+  if (!isDigest(arg) || existsSync(arg)) return arg;
+  return FileStore.open(runStoreDir(storeGiven), { readOnly: true }).recordPath(arg);
 }
