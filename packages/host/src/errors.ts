@@ -63,7 +63,12 @@ export type HostErrorCode =
   | "StoreUnreachable"
   | "StoreCorrupt"
   // moving between stores: the destination holds a record that is not a prefix of the source's
-  | "RecordDiverged";
+  | "RecordDiverged"
+  // §13 durable runs from the command line: freezer, the run's lock, the supervisor's control channel
+  | "FreezeFailed"
+  | "RunBusy"
+  | "RunNotLive"
+  | "ControlFailed";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

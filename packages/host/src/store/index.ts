@@ -6,3 +6,4 @@ export { recordPaths } from "./records.ts";
 export type { SettleReport } from "./records.ts";
 export { verifyRecordFiles, isHeadArg } from "./verifyfiles.ts";
 export type { FilesReport, SegmentReport, VerifyFilesOptions } from "./verifyfiles.ts";
+export { faultPoint } from "./fault.ts";

@@ -22,6 +22,7 @@ import { readKey } from "../../keyfile.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
 import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun, type GrantDebit } from "./grant.ts";
+import { isDurable, runDurable } from "./lifecycle/start.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
 const NONE = addressOf({});
@@ -227,6 +228,12 @@ export const command: Command = {
                    stderr, so sbx run --json -- CMD | jq works). Everything after -- is CMD's,
                    options such as -h included
 ${GRANT_HELP}
+  --durable        a durable run (§13) in the run store: a unit with a fresh nonce, an executed
+                   segment per active interval, the run id printed first; sbx suspend/resume/close
+                   act on it while this command supervises its sandbox (implied by --store and
+                   --detach); the key defaults to the store's host-key.pem
+  --store DIR      the run store of a durable run (default $SBX_STORE, else ~/.local/share/sbx)
+  --detach         a durable run supervised in the background: print the run id and return
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -252,6 +259,10 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       json: { type: "boolean" },
       images: { type: "string" },
       ...GRANT_OPTIONS,
+      // durable runs (§13): lifecycle/start.ts
+      store: { type: "string" },
+      detach: { type: "boolean" },
+      durable: { type: "boolean" },
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
     const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
@@ -271,10 +282,30 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const policyFlag = values.policy === undefined ? undefined : digestOpt(values.policy, "policy");
     const gate = gateOpt(values["exec-policy"], values.steward, policyFlag, values.unsandboxed !== true);
     const policy = gate?.policy ?? policyFlag ?? NONE;
-    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
+    const durable = isDurable(values);
+    // Fail closed: a durable run does not yet apply an exec gate or a grant, so it refuses them.
+    if (durable && (gate !== null || values.grant !== undefined))
+      throw new UsageError(
+        "a durable run (--durable, --store, --detach) takes neither --exec-policy nor --grant yet",
+      );
     // Last, once every other flag is valid: it may create the default workspace.
     const plain = sandboxOpts(values);
     const sandbox = fromFile && plain ? withManifestImage(plain, fromFile, values.images).sandbox : plain;
+    if (durable)
+      return runDurable(
+        {
+          values,
+          args,
+          argv: positionals,
+          sandbox,
+          manifest,
+          grantsId,
+          policy,
+          ...(maxLevel ? { maxLevel } : {}),
+        },
+        io,
+      );
+    const hostKey = values.key ? readKey(values.key) : generateKeyPair();
     const grant = prepareGrantRun(values, hostKey, values.key !== undefined, sandbox);
     if (grant && values.grants !== undefined)
       throw new UsageError("--grant computes grants_id: drop --grants");

@@ -4,9 +4,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { FileStore, isHeadArg, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
+import { runRecordPath } from "./lifecycle/paths.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
-const help = `usage: sbx verify <record.runrecord> (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
+const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
                   [--head DIGEST] [--json]
   Verifies a durable run record (sandbox-attest §13) from files alone: the record's wire form, every
   head from genesis, phase alternation, snapshot identity at every resume; then every object the
@@ -17,7 +18,8 @@ const help = `usage: sbx verify <record.runrecord> (--trust FILE|DID… | --any-
   UNTRUSTED with --any-signer; missing objects are listed.
 ${TRUST_HELP}
   --host DID      the same as --trust (older name)
-  --store DIR     the store the record points into (default: the store the record file lives in)
+  --store DIR     the store the record points into (default: the store the record file lives in);
+                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG)
   --record-only   check the record file alone, no objects
   --head DIGEST   the head the record must end at (catches a record cut back at a segment boundary)
   --json          print the full report as JSON ({valid, trusted, signers, …})
@@ -79,7 +81,8 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
     const trust = trustOf(values, values.host);
-    const path = positionals[0]!;
+    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
+    const path = runRecordPath(positionals[0]!, values.store);
     if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
     if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     if (values.head !== undefined && !isHeadArg(values.head))

@@ -1,0 +1,127 @@
+// `sbx suspend`, `sbx resume`, `sbx close`: the lifecycle of a durable run (sandbox-attest §13) kept
+// in the run store. Each first asks the run's supervisor on this host (the process holding its
+// sandbox); with none live, it acts on the record itself under the run's lock.
+import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
+import { openRunStore } from "../../runstore.ts";
+import { askSupervisor } from "./lifecycle/control.ts";
+import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
+import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
+import { resumeByRestore } from "./lifecycle/resume.ts";
+import { spawnDetached } from "./lifecycle/detach.ts";
+import { exitOf } from "./lifecycle/start.ts";
+
+const STORE_HELP = `  --store DIR      the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+
+function show(io: Io, what: string, r: unknown): void {
+  const o = r as Record<string, unknown>;
+  io.out(
+    `${what} ${Object.entries(o)
+      .filter(([, v]) => typeof v !== "object")
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join("  ")}`,
+  );
+}
+
+const suspend: Command = {
+  name: "suspend",
+  summary: "park a durable run: freeze its sandbox, snapshot the workspace, append a suspended segment",
+  help: `usage: sbx suspend RUN [--release] [--store DIR]
+  Parks the run (§13): its sandbox's processes are frozen (cgroup freezer), the interval that ran is
+  attested and appended as an executed segment, the workspace is snapshotted into the store, and a
+  suspended segment with the snapshot and manifest addresses is appended. Without --release the
+  frozen processes stay resident on this host (sbx resume thaws them); with it they are ended and
+  only the snapshot is kept. A run whose command already ended is snapshotted from its workspace.
+  --release        end the processes and free the sandbox after the snapshot
+${STORE_HELP}
+exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunBusy…), 2 usage error`,
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      release: { type: "boolean" },
+      store: { type: "string" },
+    });
+    const id = parseRunId(positionals[0]);
+    if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
+    const store = openRunStore(values.store, false);
+    const release = values.release === true;
+    const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
+    show(io, "suspended", asked?.result ?? (await suspendDirect(store, id)));
+    return EXIT.ok;
+  },
+};
+
+const resume: Command = {
+  name: "resume",
+  summary: "resume a parked durable run: verify, check snapshot and manifest, account idle energy, continue",
+  help: `usage: sbx resume RUN [--store DIR] [--key FILE] [--workspace DIR] [--detach] [-- CMD [ARGS…]]
+  Resumes a parked run (§13.4): the record is verified from genesis (every attestation and the energy
+  receipt chain), the snapshot is checked by address (SnapshotMismatch when what this host can offer
+  differs from what was recorded) and the manifest by satisfaction on this host (EnvironmentMismatch),
+  the idle energy of what was retained while parked (frozen memory, the stored snapshot) is estimated
+  with its model and stated as estimated (§13.6), and the resumed segment is appended. Then the
+  frozen processes are thawed; or, when none are resident here (released, or another host or
+  store), the workspace is restored into a fresh sandbox and CMD (default: the unit's own command)
+  starts in it, this command supervising it until it ends, is suspended or closed.
+  --key FILE       this host's key (default: the store's host-key.pem, made on first use)
+  --workspace DIR  restore into DIR (absent or empty) instead of a fresh directory
+  --detach         supervise the restored sandbox in the background; print the run id and return
+${STORE_HELP}
+exit: 0 resumed (and, in the foreground, the command exited 0 or the run was parked or closed),
+      1 refused or the command failed, 2 usage error`,
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      store: { type: "string" },
+      key: { type: "string" },
+      workspace: { type: "string" },
+      detach: { type: "boolean" },
+    });
+    const dash = args.indexOf("--");
+    const cmd = dash < 0 ? [] : args.slice(dash + 1);
+    const own = dash < 0 ? positionals : positionals.slice(0, positionals.length - cmd.length);
+    const id = parseRunId(own[0]);
+    if (own.length > 1) throw new UsageError("sbx resume takes one run id; the command goes after --");
+    const store = openRunStore(values.store, false);
+    const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "resume" });
+    if (asked !== undefined) {
+      if (cmd.length > 0)
+        io.err("sbx: the run's processes were resident here and were thawed; CMD was not run");
+      show(io, "resumed", asked.result);
+      return EXIT.ok;
+    }
+    if (values.detach === true) return spawnDetached(store.root, ["resume", ...args], io);
+    const hostKey = hostKeyOf(store.root, values.key);
+    const end = await resumeByRestore(
+      { store, id, hostKey, cmd, sandbox: {}, ...(values.workspace ? { workspace: values.workspace } : {}) },
+      io,
+    );
+    return exitOf(end);
+  },
+};
+
+const close: Command = {
+  name: "close",
+  summary: "close a durable run (active or parked): append the closed segment",
+  help: `usage: sbx close RUN [--outcome completed|failed|abandoned] [--store DIR]
+  Closes the run (§13.2) from any phase: a running interval is attested and appended first and its
+  processes ended; frozen processes are ended. The outcome defaults to abandoned for a parked run,
+  completed when the last interval exited 0, else failed. Nothing can be appended after close.
+  --outcome O      completed, failed or abandoned
+${STORE_HELP}
+exit: 0 closed, 1 refused (RecordClosed, RunBusy…), 2 usage error`,
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      outcome: { type: "string" },
+      store: { type: "string" },
+    });
+    const id = parseRunId(positionals[0]);
+    if (positionals.length > 1) throw new UsageError("sbx close takes one run id");
+    const o = values.outcome ?? null;
+    if (o !== null && !["completed", "failed", "abandoned"].includes(o))
+      throw new UsageError("--outcome must be completed, failed or abandoned");
+    const store = openRunStore(values.store, false);
+    const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "close", outcome: o });
+    show(io, "closed", asked?.result ?? (await closeDirect(store, id, o)));
+    return EXIT.ok;
+  },
+};
+
+export const commands: Command[] = [suspend, resume, close];

@@ -1,0 +1,117 @@
+// The supervisor's control channel: a unix socket in the run's runtime directory (mode 0700, so
+// only this host's root reaches it). One request per connection, one JSON line each way. A refusal
+// crosses as its library's class and code, so `sbx suspend` and `sbx resume` exit exactly as they
+// would had they acted themselves.
+import { createConnection, createServer, type Server } from "node:net";
+import { chmodSync, unlinkSync } from "node:fs";
+import {
+  isSandboxAttestError,
+  SandboxAttestError,
+  type SandboxAttestErrorCode,
+} from "@sbx/sandbox-attest/runrecord";
+import { HostError, isHostError, type HostErrorCode } from "@sbx/host";
+
+/** A request to a supervisor. */
+export type ControlRequest =
+  | { readonly op: "suspend"; readonly release: boolean }
+  | { readonly op: "resume" }
+  | { readonly op: "close"; readonly outcome: string | null }
+  | { readonly op: "status" };
+
+type Reply =
+  | { readonly ok: true; readonly result: unknown }
+  | {
+      readonly ok: false;
+      readonly lib: "attest" | "host" | "other";
+      readonly code: string;
+      readonly message: string;
+    };
+
+const MAX_LINE = 64 * 1024;
+
+function replyOf(e: unknown): Reply {
+  const msg = e instanceof Error ? e.message : String(e);
+  const strip = (code: string) => (msg.startsWith(`${code}: `) ? msg.slice(code.length + 2) : msg);
+  if (isSandboxAttestError(e)) return { ok: false, lib: "attest", code: e.code, message: strip(e.code) };
+  if (isHostError(e)) return { ok: false, lib: "host", code: e.code, message: strip(e.code) };
+  return { ok: false, lib: "other", code: "Error", message: msg };
+}
+
+function errorOf(r: Extract<Reply, { ok: false }>): Error {
+  if (r.lib === "attest") return new SandboxAttestError(r.code as SandboxAttestErrorCode, r.message);
+  if (r.lib === "host") return new HostError(r.code as HostErrorCode, r.message);
+  return new HostError("ControlFailed", `the supervisor failed: ${r.message}`);
+}
+
+/** serveControl listens on `path` (a stale socket file is replaced) and answers each request with `handle`. */
+export async function serveControl(
+  path: string,
+  handle: (req: ControlRequest) => Promise<unknown>,
+): Promise<Server> {
+  try {
+    unlinkSync(path);
+  } catch {
+    // none
+  }
+  const server = createServer((sock) => {
+    let buf = "";
+    sock.setEncoding("utf8");
+    sock.on("error", () => undefined);
+    sock.on("data", (d: string) => {
+      buf += d;
+      if (buf.length > MAX_LINE) sock.destroy();
+      const nl = buf.indexOf("\n");
+      if (nl < 0) return;
+      let req: ControlRequest;
+      try {
+        req = JSON.parse(buf.slice(0, nl)) as ControlRequest;
+      } catch (e) {
+        sock.end(JSON.stringify(replyOf(e)) + "\n");
+        return;
+      }
+      handle(req).then(
+        (result) => sock.end(JSON.stringify({ ok: true, result: result ?? null }) + "\n"),
+        (e: unknown) => sock.end(JSON.stringify(replyOf(e)) + "\n"),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolve());
+  });
+  chmodSync(path, 0o600);
+  return server;
+}
+
+/**
+ * askSupervisor sends `req` to the supervisor listening on `path`: resolves its result, rejects with
+ * its refusal, or resolves undefined when no supervisor listens there (no socket, or refused).
+ */
+export function askSupervisor(path: string, req: ControlRequest): Promise<{ result: unknown } | undefined> {
+  return new Promise((resolve, reject) => {
+    const sock = createConnection(path);
+    let buf = "";
+    let connected = false;
+    sock.setEncoding("utf8");
+    sock.on("connect", () => {
+      connected = true;
+      sock.write(JSON.stringify(req) + "\n");
+    });
+    sock.on("data", (d: string) => (buf += d));
+    sock.on("error", (e: NodeJS.ErrnoException) => {
+      if (!connected) resolve(undefined);
+      else reject(new HostError("ControlFailed", `the supervisor's channel broke: ${e.code ?? e.message}`));
+    });
+    sock.on("close", () => {
+      if (!connected) return;
+      const line = buf.split("\n")[0] ?? "";
+      if (line === "") {
+        reject(new HostError("ControlFailed", "the supervisor ended without answering"));
+        return;
+      }
+      const r = JSON.parse(line) as Reply;
+      if (r.ok) resolve({ result: r.result });
+      else reject(errorOf(r));
+    });
+  });
+}

@@ -1,0 +1,90 @@
+// Where a durable run's live, host-local state lives: the run's lock, its info file (the workspace
+// of its last sandbox), and its supervisor's control socket. The lock and info sit in the store's
+// `live/` folder; the socket in a short runtime directory (a unix socket path has at most 107
+// bytes), named by the store and the run, so two stores on one host never share one.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
+import { FileStore, writeFileDurably } from "@sbx/host/store";
+import { runStoreDir } from "../../../runstore.ts";
+import { UsageError } from "../../../command.ts";
+import { readKey, writeNewKey } from "../../../keyfile.ts";
+
+/** The live paths of one run in one store. */
+export interface RunPaths {
+  readonly lock: string;
+  readonly info: string;
+  readonly socket: string;
+}
+
+function runtimeDir(): string {
+  const given = process.env.SBX_RUNTIME_DIR;
+  const dir =
+    given !== undefined && given !== ""
+      ? given
+      : process.getuid?.() === 0
+        ? "/run/sbx"
+        : join(tmpdir(), `sbx-${String(process.getuid?.() ?? 0)}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** runPaths returns where run `id` of the store at `storeRoot` keeps its live state. */
+export function runPaths(storeRoot: string, id: Digest): RunPaths {
+  const hex = toHex(parseDigest(id));
+  const live = join(storeRoot, "live");
+  mkdirSync(live, { recursive: true, mode: 0o700 });
+  const storeTag = digestBytes(utf8(storeRoot)).slice("blake3:".length, "blake3:".length + 12);
+  return {
+    lock: join(live, `${hex}.lock`),
+    info: join(live, `${hex}.json`),
+    socket: join(runtimeDir(), `${storeTag}-${hex.slice(0, 24)}.sock`),
+  };
+}
+
+/** What the info file says about the run's last sandbox on this host. */
+export interface RunInfo {
+  readonly workspace: string;
+}
+
+/** writeInfo records the run's workspace on this host (durably: a later command may need it). */
+export function writeInfo(p: RunPaths, info: RunInfo): void {
+  writeFileDurably(p.info, JSON.stringify(info) + "\n");
+}
+
+/** readInfo returns the run's info on this host, or null when it has none. */
+export function readInfo(p: RunPaths): RunInfo | null {
+  if (!existsSync(p.info)) return null;
+  try {
+    const v = JSON.parse(readFileSync(p.info, "utf8")) as { workspace?: unknown };
+    return typeof v.workspace === "string" ? { workspace: v.workspace } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** parseRunId reads a run id argument: the run's genesis head, blake3:<64 hex>. */
+export function parseRunId(v: string | undefined): Digest {
+  if (v === undefined) throw new UsageError("a run id (blake3:<64 hex>, as sbx run printed it) is required");
+  if (!isDigest(v)) throw new UsageError(`run id ${v} is not blake3:<64 hex>`);
+  return v;
+}
+
+/**
+ * hostKeyOf reads `--key FILE`, or else the store's own host key (host-key.pem beside the store's
+ * folders, mode 0600), made on first use: the key that signs this host's intervals of every run.
+ */
+export function hostKeyOf(storeRoot: string, keyPath: string | undefined): KeyPair {
+  if (keyPath !== undefined) return readKey(keyPath);
+  const path = join(storeRoot, "host-key.pem");
+  if (existsSync(path)) return readKey(path);
+  mkdirSync(dirname(path), { recursive: true });
+  return writeNewKey(path, join(storeRoot, "host-key.pub.pem"));
+}
+
+/** runRecordPath: a record file as given, or, for a run id that is not a file, its file in the run store. */
+export function runRecordPath(arg: string, storeGiven: string | undefined): string {
+  if (!isDigest(arg) || existsSync(arg)) return arg;
+  return FileStore.open(runStoreDir(storeGiven), { readOnly: true }).recordPath(arg);
+}

@@ -1,0 +1,133 @@
+// `sbx resume` where no sandbox of the run is resident on this host (it was released, its
+// supervisor died, or the run came from another host or store): §13.4 in order — the record
+// verified from genesis (every attestation and the receipt chain), the run parked, this host's
+// environment checked against the manifest, the snapshot restored object by object into a fresh
+// workspace and re-addressed (what is offered is what was restored: any tampered, missing or
+// malformed object is SnapshotMismatch), the idle energy of the stored snapshot estimated, the
+// resumed segment appended by compare-and-append; only then a fresh sandbox starts the command.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseCanonical, type Digest, type KeyPair } from "@sbx/wire";
+import { parseUnit, type UnitDescriptor } from "@sbx/sandbox-attest/unit";
+import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
+import { resumeRun } from "@sbx/sandbox-attest/store";
+import { faultPoint, type FileStore } from "@sbx/host/store";
+import { restoreSnapshot, snapshotDir } from "@sbx/host/snapshot";
+import {
+  checkEnvironment,
+  hostOffer,
+  idleEnergy,
+  NO_MANIFEST,
+  readVerifiedRun,
+  takeRunLock,
+} from "@sbx/host/durable";
+import type { SandboxOptions } from "@sbx/host/sandbox";
+import { writeBytes, type Io } from "../../../command.ts";
+import { runPaths, writeInfo } from "./paths.ts";
+import { notifyDetached } from "./detach.ts";
+import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+
+const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
+
+async function readUnit(store: FileStore, id: Digest): Promise<UnitDescriptor> {
+  const bytes = await store.getObject(id);
+  if (bytes === null)
+    throw new SandboxAttestError("ObjectMissing", `unit descriptor ${id} is not in the store`);
+  return parseUnit(parseCanonical(bytes));
+}
+
+/** restoreOffered restores the parked snapshot and returns what was restored, re-addressed. */
+function restoreOffered(
+  store: FileStore,
+  ref: SnapshotRef,
+  ws: string,
+): { offered: SnapshotRef; bytes: bigint } {
+  try {
+    restoreSnapshot(store, ref.fs_root, ws);
+  } catch (e) {
+    if (isSandboxAttestError(e) && SNAPSHOT_CODES.has(e.code))
+      throw new SandboxAttestError(
+        "SnapshotMismatch",
+        `the stored snapshot ${ref.fs_root} cannot be offered: ${e.message}`,
+        { cause: e },
+      );
+    throw e;
+  }
+  faultPoint("durable:restored");
+  const again = snapshotDir(store, ws);
+  return { offered: { fs_root: again.fs_root, manifest: ref.manifest }, bytes: BigInt(again.bytes) };
+}
+
+/** What a restoring resume needs besides the store and the run. */
+export interface RestoreInput {
+  readonly store: FileStore;
+  readonly id: Digest;
+  readonly hostKey: KeyPair;
+  readonly cmd: readonly string[];
+  readonly sandbox: Omit<SandboxOptions, "workspace">;
+  readonly workspace?: string;
+}
+
+/** resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends. */
+export async function resumeByRestore(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
+  const paths = runPaths(r.store.root, r.id);
+  const lock = takeRunLock(paths.lock);
+  let ws: string | null = null;
+  let appended = false;
+  try {
+    const vr = await readVerifiedRun(r.store, r.id);
+    const rec = vr.record;
+    if (rec.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
+    const ref = rec.parkedSnapshot;
+    if (ref === null) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
+    const sat = await checkEnvironment(r.store, ref.manifest, hostOffer(r.store.root));
+    if (!sat.ok)
+      throw new SandboxAttestError(
+        "EnvironmentMismatch",
+        `this host does not satisfy manifest ${ref.manifest}: ${sat.code} ${JSON.stringify(sat.mismatches)}`,
+      );
+    const unit = await readUnit(r.store, rec.unitId);
+    ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
+    const { offered, bytes } = restoreOffered(r.store, ref, ws);
+    writeInfo(paths, { workspace: ws });
+    const last = rec.segments[rec.segments.length - 1];
+    const parkedAt = last?.kind === "suspended" ? last.at_ms : Date.now();
+    const atMs = Math.max(Date.now(), parkedAt);
+    const idle = idleEnergy({ parkedMs: atMs - parkedAt, residentBytes: 0n, snapshotBytes: bytes });
+    const head = await resumeRun(r.store, r.id, { offered, env: { satisfies: () => sat.ok }, idle, atMs });
+    appended = true;
+    faultPoint("durable:resumed-appended");
+    io.err(
+      `sbx: resumed ${r.id} from snapshot ${ref.fs_root} into ${ws}; idle ${idle.uj} µJ estimated (${idle.source})`,
+    );
+    const argv = r.cmd.length > 0 ? r.cmd : (unit.argv ?? []);
+    const sup = await Supervisor.start({
+      store: r.store,
+      id: r.id,
+      head,
+      argv,
+      unit,
+      unitId: rec.unitId,
+      grantsId: rec.grantsId,
+      manifest: unit.manifest,
+      policy: vr.policy ?? NO_MANIFEST,
+      hostKey: r.hostKey,
+      sandbox: { ...r.sandbox, workspace: ws },
+      chain: vr.chain,
+      paths,
+      lock,
+      onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
+      say: (l) => io.err(`sbx: ${l}`),
+    });
+    io.out(`run ${r.id}`);
+    notifyDetached(r.id);
+    return await sup.ended;
+  } catch (e) {
+    lock.release();
+    // Before the append nothing is recorded, so the restored tree goes; after it, it is the run's.
+    if (!appended && ws !== null && r.workspace === undefined)
+      rmSync(join(ws, ".."), { recursive: true, force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,103 @@
+// `sbx run` of a durable run (§13): the unit descriptor with a fresh nonce (two runs of the same work
+// never share head₀, §13.1), stored so another host can read its command; the record created in the
+// run store; then this process supervises the sandbox (or, with --detach, a background child does).
+import { randomBytes } from "node:crypto";
+import { canonicalBytes, isDigest, type Digest } from "@sbx/wire";
+import { makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
+import { startEnergyChain } from "@sbx/sandbox-attest/energy";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host/durable";
+import type { SandboxOptions } from "@sbx/host/sandbox";
+import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
+import { openRunStore } from "../../../runstore.ts";
+import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
+import { spawnDetached, notifyDetached } from "./detach.ts";
+import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+
+type Values = Record<string, string | boolean | readonly string[] | undefined>;
+
+/** The flags that make `sbx run` durable: a run store named, or a detached run. */
+export function isDurable(v: Values): boolean {
+  return v.durable === true || v.detach === true || typeof v.store === "string";
+}
+
+/** What run.ts has already checked and resolved for a durable run. */
+export interface DurableRunInput {
+  readonly values: Values;
+  readonly args: readonly string[];
+  readonly argv: readonly string[];
+  readonly sandbox: SandboxOptions | null;
+  readonly manifest: Digest;
+  readonly grantsId: Digest;
+  readonly policy: Digest;
+  readonly maxLevel?: Level;
+}
+
+const NOT_DURABLE = ["unsandboxed", "watch", "out", "json", "timeout-ms"];
+
+/** sbx run --durable/--store/--detach: see the file comment. */
+export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
+  const bad = NOT_DURABLE.filter((k) => d.values[k] !== undefined);
+  if (bad.length > 0) throw new UsageError(`a durable run does not take --${bad.join(", --")}`);
+  if (d.sandbox === null) throw new UsageError("a durable run runs in a sandbox");
+  if (d.values.detach === true)
+    return spawnDetached(d.values.store as string | undefined, ["run", ...d.args], io);
+  const store = openRunStore(d.values.store as string | undefined, true);
+  const hostKey = hostKeyOf(store.root, d.values.key as string | undefined);
+  const sat = await checkEnvironment(store, d.manifest, hostOffer(store.root));
+  if (!sat.ok)
+    throw new SandboxAttestError(
+      sat.code,
+      `this host does not satisfy manifest ${d.manifest}: ${JSON.stringify(sat.mismatches)}`,
+    );
+  const nonce = randomBytes(16).toString("hex");
+  const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels: { nonce } });
+  const uid = unitId(unit);
+  if ((await store.putObject(canonicalBytes(unit))) !== uid)
+    throw new Error("unit stored under another address");
+  // "No manifest" is the address of {}: stored too, so a verifier finds every object the run cites.
+  if (d.manifest === NO_MANIFEST) await store.putObject(canonicalBytes({}));
+  const id = await store.createRecord(uid, d.grantsId);
+  const paths = runPaths(store.root, id);
+  const lock = takeRunLock(paths.lock);
+  writeInfo(paths, { workspace: d.sandbox.workspace });
+  let sup: Supervisor;
+  try {
+    sup = await Supervisor.start({
+      store,
+      id,
+      head: id,
+      argv: d.argv,
+      unit,
+      unitId: uid,
+      grantsId: d.grantsId,
+      manifest: d.manifest,
+      policy: d.policy,
+      hostKey,
+      sandbox: d.sandbox,
+      chain: startEnergyChain(uid, d.grantsId),
+      paths,
+      lock,
+      ...(d.maxLevel !== undefined ? { maxLevel: d.maxLevel } : {}),
+      onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
+      say: (l) => io.err(`sbx: ${l}`),
+    });
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+  io.out(`run ${id}`);
+  io.err(`sbx: run ${id} in ${store.root}, workspace ${d.sandbox.workspace}, host ${hostKey.did}`);
+  notifyDetached(id);
+  return exitOf(await sup.ended);
+}
+
+/** exitOf: 0 when the run was parked or closed, or its command exited 0; else 1. */
+export function exitOf(end: SupervisorEnd): number {
+  if (end.reason !== "exited") return EXIT.ok;
+  const o = end.sealed?.outcome;
+  return o?.status === "exited" && o.exit_code === 0 ? EXIT.ok : EXIT.invalid;
+}
+
+/** isRunId reports whether a string is a run id. */
+export const isRunId = isDigest;

@@ -1,0 +1,279 @@
+// The supervisor of a durable run on this host: the process that holds the run's live sandbox
+// (the foreground `sbx run`/`sbx resume`, or its detached child) and answers `sbx suspend`,
+// `sbx resume` and `sbx close` over the control socket. Its operations run one at a time; each
+// appends to the record by compare-and-append on the head it holds, so a record moved by anyone
+// else is refused (StaleHead), never overwritten. It ends when the processes exit by themselves
+// (the run stays active), when the run is released or closed; a frozen run keeps it alive.
+import type { Server } from "node:net";
+import { unlinkSync } from "node:fs";
+import type { Digest, KeyPair } from "@sbx/wire";
+import type { EnergyChainState } from "@sbx/sandbox-attest/energy";
+import type { Outcome } from "@sbx/sandbox-attest/attestation";
+import type { CloseOutcome, SnapshotRef } from "@sbx/sandbox-attest/runrecord";
+import { resumeRun } from "@sbx/sandbox-attest/store";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import type { Level } from "@sbx/sandbox-attest/unit";
+import { HostError } from "@sbx/host";
+import { faultPoint, type FileStore } from "@sbx/host/store";
+import type { SandboxOptions } from "@sbx/host/sandbox";
+import { snapshotDir } from "@sbx/host/snapshot";
+import {
+  checkEnvironment,
+  hostOffer,
+  idleEnergy,
+  LiveSandbox,
+  readVerifiedRun,
+  residentBytes,
+  type RunLock,
+  type SealedInterval,
+} from "@sbx/host/durable";
+import { serveControl, type ControlRequest } from "./control.ts";
+import type { RunPaths } from "./paths.ts";
+
+/** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
+export interface SupervisorInit {
+  readonly store: FileStore;
+  readonly id: Digest;
+  readonly head: Digest;
+  readonly argv: readonly string[];
+  readonly unit: unknown;
+  readonly unitId: Digest;
+  readonly grantsId: Digest;
+  readonly manifest: Digest;
+  readonly policy: Digest;
+  readonly hostKey: KeyPair;
+  readonly sandbox: SandboxOptions;
+  readonly chain: EnergyChainState;
+  readonly paths: RunPaths;
+  readonly lock: RunLock;
+  readonly maxLevel?: Level;
+  readonly onOutput?: (stream: "stdout" | "stderr", data: Buffer) => void;
+  /** Told each thing the supervisor did, as one line. */
+  readonly say: (line: string) => void;
+}
+
+interface Parked {
+  readonly ref: SnapshotRef;
+  readonly atMs: number;
+  readonly resident: bigint;
+  readonly bytes: bigint;
+}
+
+/** How a supervisor ended: the last interval's outcome (null when none ended by itself). */
+export interface SupervisorEnd {
+  readonly sealed: SealedInterval | null;
+  readonly reason: "exited" | "released" | "closed";
+}
+
+/** Supervisor: see the file comment. */
+export class Supervisor {
+  readonly #i: SupervisorInit;
+  readonly #live: LiveSandbox;
+  #head: Digest;
+  #parked: Parked | null = null;
+  #released = false;
+  #lastSealed: SealedInterval | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #server: Server | null = null;
+  #end: (e: SupervisorEnd) => void = () => undefined;
+  /** Resolves once the supervisor has ended and let go of the socket and the lock. */
+  readonly ended: Promise<SupervisorEnd>;
+
+  private constructor(i: SupervisorInit, live: LiveSandbox) {
+    this.#i = i;
+    this.#live = live;
+    this.#head = i.head;
+    this.ended = new Promise((r) => (this.#end = r));
+  }
+
+  /** Supervisor.start starts the sandbox and the control channel; refusals come before either stays. */
+  static async start(i: SupervisorInit): Promise<Supervisor> {
+    const live = await LiveSandbox.start({
+      argv: i.argv,
+      unit: i.unit,
+      unitId: i.unitId,
+      grantsId: i.grantsId,
+      manifest: i.manifest,
+      policy: i.policy,
+      hostKey: i.hostKey,
+      sandbox: i.sandbox,
+      energyChain: i.chain,
+      ...(i.maxLevel !== undefined ? { maxLevel: i.maxLevel } : {}),
+      ...(i.onOutput !== undefined ? { onOutput: i.onOutput } : {}),
+    });
+    const s = new Supervisor(i, live);
+    try {
+      s.#server = await serveControl(i.paths.socket, (req) => s.#serial(() => s.#handle(req)));
+    } catch (e) {
+      await live.release();
+      throw e;
+    }
+    void live.done.then(() => s.#serial(() => s.#exited()));
+    return s;
+  }
+
+  get head(): Digest {
+    return this.#head;
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.#queue.then(fn);
+    this.#queue = p.catch(() => undefined);
+    return p;
+  }
+
+  async #handle(req: ControlRequest): Promise<unknown> {
+    switch (req.op) {
+      case "suspend":
+        return this.suspend(req.release);
+      case "resume":
+        return this.resume();
+      case "close":
+        return this.close(req.outcome);
+      case "status":
+        return { head: this.#head, parked: this.#parked !== null, frozen: this.#live.frozen };
+    }
+  }
+
+  async #record(sealed: SealedInterval): Promise<void> {
+    const s = this.#i.store;
+    await s.putSigned(sealed.receipt.envelope);
+    faultPoint("durable:receipt-stored");
+    await s.putSigned(sealed.attestation);
+    faultPoint("durable:attestation-stored");
+    this.#head = await s.appendSegment(this.#i.id, this.#head, {
+      kind: "executed",
+      attestation: sealed.address,
+    });
+    this.#lastSealed = sealed;
+    this.#i.say(`executed ${sealed.address} (${sealed.receipt.receipt.total_uj} µJ, ${outcomeText(sealed)})`);
+  }
+
+  // The processes ended by themselves: seal and record their last interval, unless it was sealed.
+  async #exited(): Promise<void> {
+    const sealed = await this.#live.finish(() => this.#head);
+    if (sealed !== null) await this.#record(sealed);
+    if (this.#parked === null && !this.#released) await this.#finish("exited");
+  }
+
+  async #finish(reason: SupervisorEnd["reason"]): Promise<void> {
+    await this.#live.release();
+    await new Promise<void>((r) => (this.#server ? this.#server.close(() => r()) : r()));
+    try {
+      unlinkSync(this.#i.paths.socket);
+    } catch {
+      // gone already
+    }
+    this.#i.lock.release();
+    this.#end({ sealed: this.#lastSealed, reason });
+  }
+
+  /**
+   * suspend (§13) freezes the sandbox and records the interval, snapshots the workspace into the
+   * store and appends the suspended segment; with `release` then ends the processes.
+   */
+  async suspend(release: boolean): Promise<unknown> {
+    if (this.#parked !== null) throw new HostError("RunNotLive", "the run is parked already");
+    let sealed: SealedInterval | null = null;
+    if (!this.#live.frozen)
+      try {
+        sealed = await this.#live.suspend(this.#head);
+      } catch (e) {
+        if (!(e instanceof HostError && e.code === "RunNotLive")) throw e;
+      }
+    if (sealed !== null) await this.#record(sealed);
+    const snap = snapshotDir(this.#i.store, this.#i.sandbox.workspace);
+    faultPoint("durable:snapshot-stored");
+    const ref: SnapshotRef = { fs_root: snap.fs_root, manifest: this.#i.manifest };
+    const atMs = Math.max(Date.now(), sealed?.receipt.receipt.end_ms ?? 0);
+    const resident = release ? 0n : (residentBytes(this.#live.cgroupDirs) ?? 0n);
+    this.#head = await this.#i.store.appendSegment(this.#i.id, this.#head, {
+      kind: "suspended",
+      snapshot: ref,
+      at_ms: atMs,
+    });
+    this.#parked = { ref, atMs, resident, bytes: BigInt(snap.bytes) };
+    this.#i.say(
+      `suspended: snapshot ${snap.fs_root} (${snap.files} files, ${snap.bytes} bytes)${release ? ", released" : ", processes frozen"}`,
+    );
+    if (release) {
+      this.#released = true;
+      void this.#finish("released");
+    }
+    return {
+      head: this.#head,
+      fs_root: snap.fs_root,
+      files: snap.files,
+      bytes: snap.bytes,
+      released: release,
+    };
+  }
+
+  /**
+   * resume (§13.4) of the frozen sandbox: the record verified from genesis, the workspace
+   * re-snapshotted and offered (SnapshotMismatch when it changed while parked), the manifest
+   * checked against this host, the idle energy of the frozen memory and the snapshot estimated; the
+   * resumed segment appended; then the processes thawed.
+   */
+  async resume(): Promise<unknown> {
+    const p = this.#parked;
+    if (p === null || this.#released) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
+    await readVerifiedRun(this.#i.store, this.#i.id);
+    const now = snapshotDir(this.#i.store, this.#i.sandbox.workspace);
+    const offered: SnapshotRef = { fs_root: now.fs_root, manifest: p.ref.manifest };
+    const sat = await checkEnvironment(this.#i.store, p.ref.manifest, hostOffer(this.#i.store.root));
+    const resident = residentBytes(this.#live.cgroupDirs) ?? p.resident;
+    const atMs = Math.max(Date.now(), p.atMs);
+    const idle = idleEnergy({
+      parkedMs: atMs - p.atMs,
+      residentBytes: (resident + p.resident) / 2n,
+      snapshotBytes: p.bytes,
+    });
+    this.#head = await resumeRun(this.#i.store, this.#i.id, {
+      offered,
+      env: { satisfies: () => sat.ok },
+      idle,
+      atMs,
+    });
+    faultPoint("durable:resumed-appended");
+    this.#parked = null;
+    await this.#live.thaw();
+    this.#i.say(
+      `resumed: thawed after ${atMs - p.atMs} ms parked; idle ${idle.uj} µJ estimated (${idle.source})`,
+    );
+    return { head: this.#head, idle, thawed: true };
+  }
+
+  /** close (§13.2) ends the run: an active interval is recorded first, then the processes end. */
+  async close(outcome: string | null): Promise<unknown> {
+    if (!this.#live.frozen && this.#parked === null) {
+      await this.#live.kill();
+      const sealed = await this.#live.finish(() => this.#head);
+      if (sealed !== null) await this.#record(sealed);
+    }
+    const o = closeOutcome(outcome, this.#parked !== null, this.#lastSealed?.outcome ?? null);
+    this.#head = await this.#i.store.appendSegment(this.#i.id, this.#head, {
+      kind: "closed",
+      at_ms: Date.now(),
+      outcome: o,
+    });
+    this.#released = true;
+    this.#i.say(`closed (${o})`);
+    void this.#finish("closed");
+    return { head: this.#head, outcome: o };
+  }
+}
+
+/** closeOutcome: the outcome asked for, else abandoned when parked, completed after exit 0, else failed. */
+export function closeOutcome(asked: string | null, parked: boolean, last: Outcome | null): CloseOutcome {
+  if (asked === "completed" || asked === "failed" || asked === "abandoned") return asked;
+  if (parked) return "abandoned";
+  return last?.status === "exited" && last.exit_code === 0 ? "completed" : "failed";
+}
+
+function outcomeText(s: SealedInterval): string {
+  const o = s.outcome;
+  if (o.status === "exited") return `exited ${String(o.exit_code)}`;
+  if (o.status === "signaled") return o.signal === "SIGSTOP" ? "frozen" : `killed by ${o.signal}`;
+  return `did not start (${o.reason})`;
+}

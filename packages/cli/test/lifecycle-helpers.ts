@@ -1,0 +1,82 @@
+// Helpers of the durable-run CLI tests: the real `sbx` binary (packages/cli/bin/sbx.mjs, compiled by
+// scripts/test.mjs before the tests), an agent-like program that works in steps keeping its state in
+// its workspace, and handshakes by polling files and the record (no timing assertions).
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Digest } from "@sbx/wire";
+import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
+import { FileStore } from "@sbx/host/store";
+
+export const SBX = join(import.meta.dirname, "..", "bin", "sbx.mjs");
+
+/** One finished `sbx` invocation. */
+export interface Ran {
+  readonly code: number | null;
+  readonly out: string;
+  readonly err: string;
+}
+
+/** sbx runs the real binary with `args` and resolves when it ends. */
+export function sbx(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [SBX, ...args], { env: { ...process.env, ...env } });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (b: Buffer) => (out += b.toString()));
+    p.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    p.on("close", (code) => resolve({ code, out, err }));
+  });
+}
+
+/**
+ * The agent: five steps, its step counter in `state`, a line per step in `log.txt`; after step 2 it
+ * waits until a file `go` exists (the test's handshake), and at the end writes `result`.
+ */
+export const AGENT = `#!/bin/sh
+n=$(cat state 2>/dev/null || echo 0)
+while [ "$n" -lt 5 ]; do
+  n=$((n+1))
+  echo "step $n" >> log.txt
+  echo $n > state
+  echo "did step $n"
+  while [ "$n" = 2 ] && [ ! -e go ]; do sleep 0.02; done
+done
+cat log.txt | wc -l > result
+`;
+
+/** workspaceWithAgent makes a workspace holding agent.sh. */
+export function workspaceWithAgent(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "agent.sh"), AGENT);
+  chmodSync(join(dir, "agent.sh"), 0o755);
+  return dir;
+}
+
+/** waitFor polls `cond` until it holds (the test runner's timeout bounds it). */
+export async function waitFor(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (cond()) return;
+    if (i > 20_000) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** fileIs reads a workspace file's trimmed text, or null. */
+export function fileIs(path: string): string | null {
+  return existsSync(path) ? readFileSync(path, "utf8").trim() : null;
+}
+
+/** kinds lists the record's segment kinds, from the store's files. */
+export async function kinds(storeDir: string, id: Digest): Promise<string[]> {
+  const bytes = await FileStore.open(storeDir, { readOnly: true }).readRecordBytes(id);
+  if (bytes === null) return [];
+  return decodeRecord(bytes).record.segments.map((s) => s.kind);
+}
+
+/** runIdOf reads the run id from `sbx run`'s first output line. */
+export function runIdOf(out: string): Digest {
+  const m = /^run (blake3:[0-9a-f]{64})$/m.exec(out);
+  if (!m?.[1]) throw new Error(`no run id in ${JSON.stringify(out)}`);
+  return m[1] as Digest;
+}

@@ -1,0 +1,222 @@
+// Durable runs from the command line (§13): sbx run --detach/--store, suspend (frozen and
+// --release), resume (thaw, and restore into a fresh sandbox), close, and the refusals: a tampered
+// snapshot (SnapshotMismatch), a host that does not satisfy the manifest (EnvironmentMismatch), a
+// second resume of the same parked run (PhaseViolation and friends, nothing appended twice), close
+// while parked; sbx verify --trust on the result, and a flipped byte refused.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { digestBytes, utf8 } from "@sbx/wire";
+import { ingestManifest } from "@sbx/sandbox-attest/manifest";
+import { FileStore } from "@sbx/host/store";
+import { storeManifest } from "@sbx/host/durable";
+import { fileIs, kinds, runIdOf, sbx, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+
+function scratch(): string {
+  return mkdtempSync(join("/var/tmp", "sbx-lifecycle-"));
+}
+
+/** startAgent starts the agent as a detached durable run and waits until it sits at step 2. */
+async function startAgent(dir: string, extra: string[] = []) {
+  const store = join(dir, "store");
+  const ws = workspaceWithAgent(join(dir, "ws"));
+  const r = await sbx([
+    "run",
+    "--detach",
+    "--store",
+    store,
+    "--workspace",
+    ws,
+    ...extra,
+    "--",
+    "/work/agent.sh",
+  ]);
+  assert.equal(r.code, 0, r.err);
+  const id = runIdOf(r.out);
+  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  return { store, ws, id };
+}
+
+test("the whole lifecycle: run, suspend frozen, resume (thaw), a second resume refused, finish, close, verify", async () => {
+  const dir = scratch();
+  try {
+    const { store, ws, id } = await startAgent(dir);
+    const s = await sbx(["suspend", id, "--store", store]);
+    assert.equal(s.code, 0, s.err);
+    assert.match(s.out, /released false/);
+    assert.deepEqual(await kinds(store, id), ["executed", "suspended"]);
+    const r1 = await sbx(["resume", id, "--store", store]);
+    assert.equal(r1.code, 0, r1.err);
+    assert.match(r1.out, /thawed true/);
+    const r2 = await sbx(["resume", id, "--store", store]);
+    assert.equal(r2.code, 1);
+    assert.match(r2.err, /PhaseViolation/);
+    assert.deepEqual(await kinds(store, id), ["executed", "suspended", "resumed"]);
+    writeFileSync(join(ws, "go"), "");
+    // The supervisor records the last interval when the agent exits: wait for it in the record.
+    await waitFor(() => fileIs(join(ws, "result")) === "5", "the agent's result");
+    const want = ["executed", "suspended", "resumed", "executed"];
+    for (;;) {
+      if ((await kinds(store, id)).length === want.length) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const c = await sbx(["close", id, "--store", store]);
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.out, /outcome completed/);
+    assert.deepEqual(await kinds(store, id), [...want, "closed"]);
+    const record = join(
+      store,
+      "records",
+      readdirSync(join(store, "records")).find((f) => f.endsWith(".runrecord")) ?? "",
+    );
+    const v = await sbx(["verify", id, "--store", store, "--trust", join(store, "host-key.pub.pem")]);
+    assert.equal(v.code, 0, v.out + v.err);
+    assert.match(v.out, /verdict: VALID/);
+    assert.match(v.out, /idle by provenance: measured 0, attributed 0, estimated \d+/);
+    const again = await sbx(["close", id, "--store", store]);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /RecordClosed/);
+    // One flipped byte anywhere in the record: refused with a code.
+    const bytes = readFileSync(record);
+    for (const at of [10, Math.floor(bytes.length / 2), bytes.length - 5]) {
+      const bad = Buffer.from(bytes);
+      bad[at] = (bad[at] ?? 0) ^ 1;
+      chmodSync(record, 0o644);
+      writeFileSync(record, bad);
+      const vb = await sbx(["verify", record, "--trust", join(store, "host-key.pub.pem")]);
+      assert.equal(vb.code, 1, `byte ${String(at)}: ${vb.out}`);
+      assert.match(vb.out + vb.err, /INVALID|[A-Z][a-zA-Z]+:/, `byte ${String(at)}`);
+    }
+    writeFileSync(record, bytes);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("released: a tampered snapshot object is SnapshotMismatch, nothing appended; then resume restores into a fresh sandbox", async () => {
+  const dir = scratch();
+  try {
+    const { store, id } = await startAgent(dir);
+    const s = await sbx(["suspend", id, "--release", "--store", store]);
+    assert.equal(s.code, 0, s.err);
+    const fs = FileStore.open(store);
+    // The object holding the agent's state ("2\n") is changed in the store.
+    const obj = fs.objectPath(digestBytes(utf8("2\n")));
+    const orig = readFileSync(obj);
+    chmodSync(obj, 0o644);
+    writeFileSync(obj, "3\n");
+    const before = await kinds(store, id);
+    const r = await sbx(["resume", id, "--store", store]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /SnapshotMismatch/);
+    assert.deepEqual(await kinds(store, id), before);
+    writeFileSync(obj, orig);
+    const ok = await sbx([
+      "resume",
+      id,
+      "--store",
+      store,
+      "--",
+      "/bin/sh",
+      "-c",
+      "touch go; exec ./agent.sh",
+    ]);
+    assert.equal(ok.code, 0, ok.err);
+    assert.match(ok.out, /did step 3\ndid step 4\ndid step 5/);
+    assert.deepEqual(await kinds(store, id), ["executed", "suspended", "resumed", "executed"]);
+    const c = await sbx(["close", id, "--store", store]);
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.out, /outcome completed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a host that does not satisfy the manifest is refused at resume (EnvironmentMismatch); close while parked", async () => {
+  const dir = scratch();
+  try {
+    const storeDir = join(dir, "store");
+    const m = ingestManifest(`{"image": "debian@sha256:${"a".repeat(64)}", "hostRequirements": {"cpus": 1}}`);
+    await storeManifest(FileStore.open(storeDir, { create: true }), m);
+    const { store, id } = await startAgent(dir, ["--manifest", m.address]);
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    const r = await sbx(["resume", id, "--store", store], { SBX_OFFER_CPUS: "0" });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /EnvironmentMismatch/);
+    assert.deepEqual(await kinds(store, id), ["executed", "suspended"]);
+    const c = await sbx(["close", id, "--store", store]);
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.out, /outcome abandoned/);
+    assert.deepEqual(await kinds(store, id), ["executed", "suspended", "closed"]);
+    const again = await sbx(["resume", id, "--store", store]);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /RecordClosed/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("two resumes of one parked run at once: exactly one resumes, the other is refused, nothing appended twice", async () => {
+  const dir = scratch();
+  try {
+    const { store, id } = await startAgent(dir);
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    // Both start the agent past its wait; the winner supervises it (detached) to its end.
+    const cmd = ["--", "/bin/sh", "-c", "touch go; exec ./agent.sh"];
+    const [a, b] = await Promise.all([
+      sbx(["resume", id, "--store", store, "--detach", ...cmd]),
+      sbx(["resume", id, "--store", store, "--detach", ...cmd]),
+    ]);
+    const codes = [a.code, b.code].sort();
+    assert.deepEqual(codes, [0, 1], a.err + b.err);
+    assert.match(a.err + b.err, /StaleHead|AppendConflict|PhaseViolation|RunBusy/);
+    const k = await kinds(store, id);
+    assert.equal(k.filter((x) => x === "resumed").length, 1, k.join(","));
+    // While the winner runs (or after), a third resume is refused too.
+    const c = await sbx(["resume", id, "--store", store]);
+    assert.equal(c.code, 1);
+    assert.match(c.err, /PhaseViolation|RunBusy/);
+    const k2 = await kinds(store, id);
+    assert.equal(k2.filter((x) => x === "resumed").length, 1, k2.join(","));
+    assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("foreground sbx run --store: a fresh nonce per run (same work, different head₀), one executed segment, exit status, close failed", async () => {
+  const dir = scratch();
+  try {
+    const store = join(dir, "store");
+    const ids = [];
+    for (const n of ["a", "b"]) {
+      const ws = join(dir, `ws-${n}`);
+      workspaceWithAgent(ws);
+      const r = await sbx([
+        "run",
+        "--store",
+        store,
+        "--workspace",
+        ws,
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo hi; exit 3",
+      ]);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.out, /^hi$/m);
+      const id = runIdOf(r.out);
+      ids.push(id);
+      assert.deepEqual(await kinds(store, id), ["executed"]);
+      const c = await sbx(["close", id, "--store", store]);
+      assert.equal(c.code, 0, c.err);
+      assert.match(c.out, /outcome failed/);
+    }
+    assert.notEqual(ids[0], ids[1]);
+    const u = await sbx(["run", "--store", store, "--unsandboxed", "--", "/bin/true"]);
+    assert.equal(u.code, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,13 @@
+// @sbx/host/durable — §13 durable runs on this host: a live sandbox across intervals, the freezer,
+// idle energy of what a parked run retains, the run lock, and the manifest check at resume.
+export { LiveSandbox } from "./session.ts";
+export type { LiveOptions, SealedInterval } from "./session.ts";
+export { freezeTarget, freezeProcesses, thawProcesses, isFrozen, residentBytes } from "./freezer.ts";
+export type { FreezeTarget } from "./freezer.ts";
+export { idleEnergy, IDLE_SOURCE } from "./idle.ts";
+export type { Retained } from "./idle.ts";
+export { takeRunLock, lockHolder } from "./lock.ts";
+export type { RunLock } from "./lock.ts";
+export { readVerifiedRun } from "./record.ts";
+export type { VerifiedRun } from "./record.ts";
+export { hostOffer, checkEnvironment, storeManifest, NO_MANIFEST } from "./environment.ts";

@@ -1,0 +1,246 @@
+// §13 A live sandbox of a durable run: one S1 sandbox (§5) whose processes live across several
+// active intervals. Each interval is metered (§6), journaled (§8) and attested (§7) on its own and
+// ends either when the processes exit or when the run is suspended: then the sandbox is frozen
+// first, so nothing runs unmetered, and the interval is sealed while the processes stay resident.
+// A thaw starts the next interval in the same sandbox; a release kills what is frozen.
+import { envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
+import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
+import {
+  makeReceipt,
+  weakestProvenance,
+  type EnergyChainState,
+  type MadeReceipt,
+} from "@sbx/sandbox-attest/energy";
+import { Journal } from "@sbx/sandbox-attest/journal";
+import type { Level } from "@sbx/sandbox-attest/unit";
+import { startMeter, type Meter } from "../meter/index.ts";
+import { HostError } from "../errors.ts";
+import { providedLevel, statedLevel } from "../sandbox/level.ts";
+import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
+import { digestFile, resolveInSandbox } from "../run/program.ts";
+import { StreamRecorder } from "../run/stdio.ts";
+import { journalWrites, scanFiles } from "../run/files.ts";
+import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type FreezeTarget } from "./freezer.ts";
+
+/** What a live sandbox needs: the unit, its ids and addresses, the host key, the energy chain so far. */
+export interface LiveOptions {
+  readonly argv: readonly string[];
+  readonly unit: unknown;
+  readonly unitId: Digest;
+  readonly grantsId: Digest;
+  readonly manifest: Digest;
+  readonly policy: Digest;
+  readonly hostKey: KeyPair;
+  readonly sandbox: SandboxOptions;
+  readonly energyChain: EnergyChainState;
+  readonly maxLevel?: Level;
+  readonly onOutput?: (stream: "stdout" | "stderr", data: Buffer) => void;
+}
+
+/** One sealed interval: the signed attestation and receipt, ready to be stored and cited. */
+export interface SealedInterval {
+  readonly attestation: Envelope;
+  readonly address: Digest;
+  readonly receipt: MadeReceipt;
+  readonly receiptAddress: Digest;
+  readonly outcome: Outcome;
+  readonly level: Level;
+}
+
+interface Open {
+  readonly journal: Journal;
+  readonly meter: Meter;
+  readonly before: Map<string, string>;
+  readonly out: { stdout: StreamRecorder; stderr: StreamRecorder };
+}
+
+/**
+ * LiveSandbox: start() a sandbox and its first interval; suspend() freezes and seals; thaw() opens
+ * the next interval; exited resolves with the sealed last interval once the processes end by
+ * themselves (null when the run was suspended and released instead); release() kills it all.
+ */
+export class LiveSandbox {
+  readonly #o: LiveOptions;
+  readonly #sb: Sandbox;
+  readonly #pid: number;
+  readonly #freeze: FreezeTarget;
+  #chain: EnergyChainState;
+  #open: Open | null = null;
+  #frozen = false;
+  #released = false;
+  /** The sandbox's end, as startSandbox reports it. */
+  readonly done: Promise<SandboxExit>;
+
+  private constructor(o: LiveOptions, sb: Sandbox, pid: number) {
+    this.#o = o;
+    this.#sb = sb;
+    this.#pid = pid;
+    this.#chain = o.energyChain;
+    this.#freeze = freezeTarget(sb.cgroup.v2, sb.cgroup.dirs);
+    this.done = sb.done;
+    for (const s of ["stdout", "stderr"] as const)
+      sb.child[s]?.on("data", (d: Buffer) => {
+        this.#open?.out[s].push(d);
+        o.onOutput?.(s, d);
+      });
+  }
+
+  /**
+   * LiveSandbox.start starts `argv` in a new sandbox (§5) and opens its first interval. Refuses what
+   * startSandbox refuses, a program not found in the sandbox (`SandboxFailed`), and a host that can
+   * freeze no cgroup (`FreezeFailed`), before anything is recorded.
+   */
+  static async start(o: LiveOptions): Promise<LiveSandbox> {
+    const prog = resolveInSandbox(o.argv[0] ?? "", o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
+    if ("error" in prog)
+      throw new HostError("SandboxFailed", `cannot start ${o.argv[0] ?? ""}: ${prog.error}`);
+    const before = scanFiles(o.sandbox.workspace);
+    const sb = startSandbox(o.argv, o.sandbox, "ignore");
+    const pid = await sb.unitPid;
+    if (pid === null) {
+      await sb.done;
+      await sb.release();
+      throw new HostError("SandboxFailed", "bwrap reported no process");
+    }
+    let live: LiveSandbox;
+    try {
+      live = new LiveSandbox(o, sb, pid);
+    } catch (e) {
+      sb.signal("SIGKILL");
+      await sb.done;
+      await sb.release();
+      throw e;
+    }
+    const journal = new Journal();
+    journal.append({ type: "process.start", pid, argv: [...o.argv], binary: digestFile(prog.path) });
+    live.#begin(journal, before);
+    return live;
+  }
+
+  /** The unit's first process as the host numbers it. */
+  get pid(): number {
+    return this.#pid;
+  }
+  /** The run's cgroup directories (what residency is read from). */
+  get cgroupDirs(): readonly string[] {
+    return this.#sb.cgroup.dirs;
+  }
+  /** The energy chain after the last sealed interval. */
+  get energyChain(): EnergyChainState {
+    return this.#chain;
+  }
+  get frozen(): boolean {
+    return this.#frozen;
+  }
+
+  #begin(journal: Journal, before: Map<string, string>): void {
+    const meter = startMeter({ cgroup: this.#sb.meterCgroup });
+    const out = {
+      stdout: new StreamRecorder(journal, "stdout"),
+      stderr: new StreamRecorder(journal, "stderr"),
+    };
+    this.#open = { journal, meter, before, out };
+  }
+
+  /** suspend (§13) freezes every process of the sandbox, then seals the interval citing `head`. */
+  async suspend(head: Digest): Promise<SealedInterval> {
+    if (this.#open === null || this.#frozen)
+      throw new HostError("RunNotLive", "no active interval to suspend");
+    await freezeProcesses(this.#freeze, this.#sb.cgroup.dirs);
+    this.#frozen = true;
+    return this.#seal(head, { status: "signaled", signal: "SIGSTOP" }, null);
+  }
+
+  /** thaw (§13) lets the frozen processes run again and opens the next interval. */
+  async thaw(): Promise<void> {
+    if (!this.#frozen || this.#released) throw new HostError("RunNotLive", "the sandbox is not frozen");
+    const before = scanFiles(this.#o.sandbox.workspace);
+    await thawProcesses(this.#freeze);
+    this.#frozen = false;
+    this.#begin(new Journal(), before);
+  }
+
+  /**
+   * finish waits for the processes to end by themselves and seals the last interval citing the head
+   * `headNow()` gives then; null when the interval was already sealed (suspended) or released.
+   */
+  async finish(headNow: () => Digest): Promise<SealedInterval | null> {
+    const exit = await this.#sb.done;
+    if (this.#open === null) return null;
+    const code = exit.code;
+    const outcome: Outcome =
+      code === null
+        ? { status: "signaled", signal: exit.signal ?? "SIGKILL" }
+        : code > 128 && code - 128 === 9
+          ? { status: "signaled", signal: "SIGKILL" }
+          : { status: "exited", exit_code: code };
+    return this.#seal(headNow(), outcome, outcome.status === "exited" ? exit.code : null);
+  }
+
+  #seal(head: Digest, outcome: Outcome, code: number | null): SealedInterval {
+    const open = this.#open;
+    if (open === null) throw new HostError("RunNotLive", "no open interval");
+    this.#open = null;
+    const reading = open.meter.stop();
+    open.out.stdout.finish();
+    open.out.stderr.finish();
+    journalWrites(open.journal, this.#o.sandbox.workspace, open.before);
+    if (outcome.status !== "signaled" || outcome.signal !== "SIGSTOP")
+      open.journal.append({
+        type: "process.exit",
+        pid: this.#pid,
+        code: code,
+        signal: code === null ? (outcome.status === "signaled" ? outcome.signal : "SIGKILL") : null,
+      });
+    const receipt = makeReceipt(this.#chain, reading, this.#o.hostKey);
+    this.#chain = receipt.state;
+    const receiptAddress = envelopeAddress(receipt.envelope);
+    const level = statedLevel(
+      providedLevel({
+        isolated: true,
+        metered: true,
+        attested: true,
+        journaled: true,
+        snapshots: true,
+        processControl: false,
+        auditChain: false,
+      }),
+      this.#o.maxLevel,
+    );
+    const j = open.journal.head();
+    const predicate: PredicateInput = {
+      unit_id: this.#o.unitId,
+      grants_id: this.#o.grantsId,
+      manifest: this.#o.manifest,
+      exec_policy: this.#o.policy,
+      energy: {
+        receipt: receiptAddress,
+        total_uj: receipt.receipt.total_uj,
+        provenance: weakestProvenance(receipt.receipt.components),
+      },
+      journal: { root: j.root, events: j.size },
+      outcome,
+      interval: { start_ms: reading.start_ms, end_ms: reading.end_ms },
+      level,
+      run_head: head,
+    };
+    const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
+    return { attestation, address: envelopeAddress(attestation), receipt, receiptAddress, outcome, level };
+  }
+
+  /** kill ends every process of the sandbox (frozen or not) and waits for the end; the cgroup stays for the last reading. */
+  async kill(): Promise<void> {
+    this.#sb.signal("SIGKILL");
+    if (this.#frozen) await thawProcesses(this.#freeze).catch(() => undefined);
+    await this.#sb.done;
+  }
+
+  /** release (§13) ends every process of the sandbox (frozen or not) and removes its cgroups. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await this.kill();
+    removeFreezer(this.#freeze);
+    await this.#sb.release();
+  }
+}
