@@ -3,7 +3,12 @@
 // continuing a run record's head (§13).
 import type { ChildProcess, SpawnOptions } from "node:child_process";
 import { addressOf, digestBytes, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
-import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
+import {
+  signAttestation,
+  type LimitName,
+  type Outcome,
+  type PredicateInput,
+} from "@sbx/sandbox-attest/attestation";
 import type { AuditLink } from "@sbx/sandbox-attest/audit";
 import {
   makeReceipt,
@@ -315,7 +320,7 @@ async function executeSandboxed(
     }
     if (pid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
     journalWrites(journal, watch, before);
-    const outcome = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
+    const outcome = withLimits(sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills), exit.hits);
     const signal = outcome.status === "signaled" ? outcome.signal : null;
     journal.append({ type: "process.exit", pid, code: signal === null ? exit.code : null, signal });
     const report: GateReport | null =
@@ -350,6 +355,19 @@ function sandboxOutcome(code: number | null, sent: NodeJS.Signals | null, oomKil
     return { status: "signaled", signal: byCode };
   if (code === null) return { status: "signaled", signal: sent ?? "SIGKILL" };
   return { status: "exited", exit_code: code };
+}
+
+/**
+ * withLimits (§5.3 item 3, §7.2 item 2) records in the outcome the limits the unit ran into, as the
+ * kernel counted them: an OOM kill (memory), a refused fork (pids), the workspace past its bound
+ * (disk). An interval that hit none keeps its outcome as it was.
+ */
+function withLimits(o: Outcome, h: LimitHits & { readonly disk: boolean }): Outcome {
+  const hit: LimitName[] = [];
+  if (h.disk) hit.push("disk");
+  if (h.oomKills > 0) hit.push("memory");
+  if (h.pidsRefused > 0) hit.push("pids");
+  return hit.length === 0 || o.status === "spawn_failed" ? o : { ...o, limits: hit };
 }
 
 function record(o: RunUnitOptions, journal: Journal, child: ChildProcess) {

@@ -14,10 +14,17 @@ export const ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json";
 /** The name of the statement's one subject, the unit (§7.1). */
 export const SUBJECT_NAME = "unit";
 
-/** How the interval ended (§7.2): exited with a code, killed by a signal, or never started. */
+/** The resource limits (§5.3) an outcome can record as hit, in the order §7.2 fixes. */
+export const LIMIT_NAMES = ["disk", "memory", "pids"] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/**
+ * How the interval ended (§7.2): exited with a code, killed by a signal, or never started. An
+ * interval that ran may list the limits it ran into (`limits`, non-empty, in LIMIT_NAMES order).
+ */
 export type Outcome =
-  | { readonly status: "exited"; readonly exit_code: number }
-  | { readonly status: "signaled"; readonly signal: string }
+  | { readonly status: "exited"; readonly exit_code: number; readonly limits?: readonly LimitName[] }
+  | { readonly status: "signaled"; readonly signal: string; readonly limits?: readonly LimitName[] }
   | { readonly status: "spawn_failed"; readonly reason: string };
 
 /** The execution predicate (§7.2). `audit_prev` and `audit_seq` come together or not at all (§7.7). */
@@ -134,14 +141,29 @@ function parseAuditLink(p: JsonObject): void {
 
 function parseOutcome(v: unknown): void {
   const f = fields("BadPredicate");
-  const status = f.obj(v, "predicate.outcome", ["status"], ["exit_code", "signal", "reason"]).status;
+  const o = f.obj(v, "predicate.outcome", ["status"], ["exit_code", "signal", "reason", "limits"]);
+  const status = o.status;
   if (status === "exited")
-    f.int(f.obj(v, "outcome", ["status", "exit_code"]).exit_code, "outcome.exit_code", 0, 255);
+    f.int(f.obj(v, "outcome", ["status", "exit_code"], ["limits"]).exit_code, "outcome.exit_code", 0, 255);
   else if (status === "signaled") {
-    const s = f.obj(v, "outcome", ["status", "signal"]).signal;
+    const s = f.obj(v, "outcome", ["status", "signal"], ["limits"]).signal;
     if (typeof s !== "string" || !/^SIG[A-Z0-9]{1,12}$/.test(s))
       f.fail("outcome.signal must be a signal name such as SIGKILL");
   } else if (status === "spawn_failed")
     f.str(f.obj(v, "outcome", ["status", "reason"]).reason, "outcome.reason", 256);
   else f.fail("outcome.status must be exited, signaled or spawn_failed");
+  if (o.limits !== undefined) parseLimits(o.limits);
+}
+
+/** §7.2 item 2: a non-empty array of distinct limit names, in LIMIT_NAMES order. */
+function parseLimits(v: unknown): void {
+  const f = fields("BadPredicate");
+  if (!Array.isArray(v) || v.length === 0) f.fail("outcome.limits must be a non-empty array");
+  let last = -1;
+  for (const x of v as unknown[]) {
+    const i = (LIMIT_NAMES as readonly unknown[]).indexOf(x);
+    if (i <= last)
+      f.fail(`outcome.limits must list distinct names from ${LIMIT_NAMES.join(", ")} in that order`);
+    last = i;
+  }
 }
