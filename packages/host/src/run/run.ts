@@ -3,7 +3,12 @@
 // continuing a run record's head (§13).
 import type { ChildProcess, SpawnOptions } from "node:child_process";
 import { addressOf, digestBytes, envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
-import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
+import {
+  signAttestation,
+  type LimitName,
+  type Outcome,
+  type PredicateInput,
+} from "@sbx/sandbox-attest/attestation";
 import type { AuditLink } from "@sbx/sandbox-attest/audit";
 import {
   makeReceipt,
@@ -377,7 +382,7 @@ async function executeSandboxed(
     if (pid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
     journalWrites(journal, watch, before);
     const stoppedFor = live?.stoppedFor() ?? null;
-    const ended = sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills);
+    const ended = withLimits(sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills), exit.hits);
     const outcome: Outcome =
       stoppedFor !== null && ended.status !== "spawn_failed" ? { ...ended, stopped: stoppedFor } : ended;
     const signal = outcome.status === "signaled" ? outcome.signal : null;
@@ -423,6 +428,19 @@ function sandboxOutcome(code: number | null, sent: NodeJS.Signals | null, oomKil
     return { status: "signaled", signal: byCode };
   if (code === null) return { status: "signaled", signal: sent ?? "SIGKILL" };
   return { status: "exited", exit_code: code };
+}
+
+/**
+ * withLimits (§5.3 item 3, §7.2 item 2) records in the outcome the limits the unit ran into, as the
+ * kernel counted them: an OOM kill (memory), a refused fork (pids), the workspace past its bound
+ * (disk). An interval that hit none keeps its outcome as it was.
+ */
+function withLimits(o: Outcome, h: LimitHits & { readonly disk: boolean }): Outcome {
+  const hit: LimitName[] = [];
+  if (h.disk) hit.push("disk");
+  if (h.oomKills > 0) hit.push("memory");
+  if (h.pidsRefused > 0) hit.push("pids");
+  return hit.length === 0 || o.status === "spawn_failed" ? o : { ...o, limits: hit };
 }
 
 function record(o: RunUnitOptions, journal: Journal, child: ChildProcess) {

@@ -21,7 +21,7 @@ test("memory: an allocation past the limit is an OOM kill, recorded as the run's
   const r = await inSandbox("echo RAN; perl -e '$x = \"a\" x (256*1024*1024); print length $x'", {
     limits: { memoryBytes: 32 << 20 },
   });
-  assert.deepEqual(r.outcome, { status: "signaled", signal: "SIGKILL" });
+  assert.deepEqual(r.outcome, { status: "signaled", signal: "SIGKILL", limits: ["memory"] });
   assert.ok((r.limits?.oomKills ?? 0) >= 1, JSON.stringify(r.limits));
   const p = verifyAttestation(r.attestation).predicate;
   assert.deepEqual({ ...p.outcome }, r.outcome);
@@ -36,7 +36,12 @@ test("pids: forks past the limit are refused and counted", async () => {
     },
   );
   assert.ok((r.limits?.pidsRefused ?? 0) >= 1, JSON.stringify(r.limits));
-  assert.equal(verifyAttestation(r.attestation).predicate.level, "S4");
+  // §7.2: the limit hit is part of the attested outcome, not only of the host's report.
+  const p = verifyAttestation(r.attestation).predicate;
+  const o = JSON.parse(JSON.stringify(p.outcome)) as { status: string; limits?: string[] };
+  assert.equal(o.status, "exited");
+  assert.deepEqual(o.limits, ["pids"]);
+  assert.equal(p.level, "S4");
 });
 
 test("cpu: a busy loop gets at most its quota", async () => {
@@ -67,6 +72,11 @@ test("the workspace size is checked after the run", async () => {
     workspaceBytes: 1 << 20,
   });
   assert.equal(r.limits?.disk, true);
+  assert.deepEqual(JSON.parse(JSON.stringify(verifyAttestation(r.attestation).predicate.outcome)), {
+    status: "exited",
+    exit_code: 0,
+    limits: ["disk"],
+  });
   const ok = await inSandbox("echo RAN; echo small > f", { workspaceBytes: 1 << 20 });
   assert.equal(ok.limits?.disk, false);
 });

@@ -4,10 +4,11 @@ export {
   PREDICATE_TYPE,
   ATTESTATION_PAYLOAD_TYPE,
   SUBJECT_NAME,
+  LIMIT_NAMES,
   parseStatement,
   parsePredicate,
 } from "./statement.ts";
-export type { Statement, Subject, ExecutionPredicate, Outcome } from "./statement.ts";
+export type { Statement, Subject, ExecutionPredicate, Outcome, LimitName } from "./statement.ts";
 export { buildStatement, signAttestation, attestationAddress, unitSubject } from "./sign.ts";
 export type { PredicateInput } from "./sign.ts";
 export { verifyAttestation, MAX_ATTESTATION_BYTES } from "./verify.ts";

@@ -14,14 +14,25 @@ export const ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json";
 /** The name of the statement's one subject, the unit (§7.1). */
 export const SUBJECT_NAME = "unit";
 
-/**
- * How the interval ended (§7.2): exited with a code, killed by a signal, or never started. `stopped`
- * names why the host stopped a unit that exited or was signaled after the host told it to stop
- * (`BudgetExhausted`: its grants' budget, jcp §4.3); absent when the host did not stop it.
- */
+/** The resource limits (§5.3) an outcome can record as hit, in the order §7.2 fixes. */
+export const LIMIT_NAMES = ["disk", "memory", "pids"] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/** What an interval that ran may add to its outcome (§7.2). */
+interface RanOutcome {
+  /** The limits it ran into (non-empty, in LIMIT_NAMES order). */
+  readonly limits?: readonly LimitName[];
+  /**
+   * Why the host stopped a unit that exited or was signaled after the host told it to stop
+   * (`BudgetExhausted`: its grants' budget, jcp §4.3); absent when the host did not stop it.
+   */
+  readonly stopped?: string;
+}
+
+/** How the interval ended (§7.2): exited with a code, killed by a signal, or never started. */
 export type Outcome =
-  | { readonly status: "exited"; readonly exit_code: number; readonly stopped?: string }
-  | { readonly status: "signaled"; readonly signal: string; readonly stopped?: string }
+  | ({ readonly status: "exited"; readonly exit_code: number } & RanOutcome)
+  | ({ readonly status: "signaled"; readonly signal: string } & RanOutcome)
   | { readonly status: "spawn_failed"; readonly reason: string };
 
 /** The execution predicate (§7.2). `audit_prev` and `audit_seq` come together or not at all (§7.7). */
@@ -138,18 +149,33 @@ function parseAuditLink(p: JsonObject): void {
 
 function parseOutcome(v: unknown): void {
   const f = fields("BadPredicate");
-  const all = ["exit_code", "signal", "reason", "stopped"];
-  const status = f.obj(v, "predicate.outcome", ["status"], all).status;
+  const ran = ["limits", "stopped"];
+  const o = f.obj(v, "predicate.outcome", ["status"], ["exit_code", "signal", "reason", ...ran]);
+  const status = o.status;
   if (status === "exited")
-    f.int(f.obj(v, "outcome", ["status", "exit_code"], ["stopped"]).exit_code, "outcome.exit_code", 0, 255);
+    f.int(f.obj(v, "outcome", ["status", "exit_code"], ran).exit_code, "outcome.exit_code", 0, 255);
   else if (status === "signaled") {
-    const s = f.obj(v, "outcome", ["status", "signal"], ["stopped"]).signal;
+    const s = f.obj(v, "outcome", ["status", "signal"], ran).signal;
     if (typeof s !== "string" || !/^SIG[A-Z0-9]{1,12}$/.test(s))
       f.fail("outcome.signal must be a signal name such as SIGKILL");
   } else if (status === "spawn_failed")
     f.str(f.obj(v, "outcome", ["status", "reason"]).reason, "outcome.reason", 256);
   else f.fail("outcome.status must be exited, signaled or spawn_failed");
-  const stopped = (v as { stopped?: unknown }).stopped;
+  const stopped = o.stopped;
   if (stopped !== undefined && (typeof stopped !== "string" || !/^[A-Z][A-Za-z]{0,63}$/.test(stopped)))
     f.fail("outcome.stopped must be a code such as BudgetExhausted");
+  if (o.limits !== undefined) parseLimits(o.limits);
+}
+
+/** §7.2 item 2: a non-empty array of distinct limit names, in LIMIT_NAMES order. */
+function parseLimits(v: unknown): void {
+  const f = fields("BadPredicate");
+  if (!Array.isArray(v) || v.length === 0) f.fail("outcome.limits must be a non-empty array");
+  let last = -1;
+  for (const x of v as unknown[]) {
+    const i = (LIMIT_NAMES as readonly unknown[]).indexOf(x);
+    if (i <= last)
+      f.fail(`outcome.limits must list distinct names from ${LIMIT_NAMES.join(", ")} in that order`);
+    last = i;
+  }
 }

@@ -179,6 +179,38 @@ export function shapeVectors(): Vector[] {
         "BadPredicate",
       ),
     );
+  // §7.2 item 2: limits are a non-empty, ordered set of known names, and only on an interval that ran.
+  const limits: [string, string, unknown][] = [
+    ["empty", "an empty limits array", { status: "exited", exit_code: 0, limits: [] }],
+    ["unknown", "an unknown limit name", { status: "exited", exit_code: 0, limits: ["cpu"] }],
+    [
+      "order",
+      "limit names out of order",
+      { status: "signaled", signal: "SIGKILL", limits: ["pids", "memory"] },
+    ],
+    [
+      "duplicate",
+      "a limit named twice",
+      { status: "signaled", signal: "SIGKILL", limits: ["memory", "memory"] },
+    ],
+    [
+      "spawn-failed",
+      "limits on an interval that never started",
+      { status: "spawn_failed", reason: "ENOENT", limits: ["memory"] },
+    ],
+    ["not-array", "limits as a string", { status: "exited", exit_code: 0, limits: "memory" }],
+  ];
+  for (const [id, desc, outcome] of limits)
+    out.push(
+      errCase(
+        C,
+        `c3-limits-${id}`,
+        `${desc}, re-signed`,
+        "attestation.verify",
+        verifyInput(signJson(setPath(base, ["predicate", "outcome"], outcome as Json))),
+        "BadPredicate",
+      ),
+    );
   out.push(
     errCase(
       C,

@@ -140,6 +140,21 @@ function validVectors(): Vector[] {
       bindings(),
     ],
     [
+      "oom",
+      "outcome: killed by the OOM killer at the memory limit (limits: memory, §5.3)",
+      attest(predicate({ outcome: { status: "signaled", signal: "SIGKILL", limits: ["memory"] } }), host),
+      bindings(),
+    ],
+    [
+      "limits",
+      "outcome: exited after running into every limit (limits: disk, memory, pids)",
+      attest(
+        predicate({ outcome: { status: "exited", exit_code: 1, limits: ["disk", "memory", "pids"] } }),
+        host,
+      ),
+      bindings(),
+    ],
+    [
       "unisolated",
       "level S0: a plain process run that states no isolation",
       attest(predicate({ level: "S0" }), host),
