@@ -88,7 +88,10 @@ function addExecuted(acc: Acc, att: Digest): void {
 }
 
 function addSegment(acc: Acc, s: Segment): void {
-  if (s.kind === "executed") return addExecuted(acc, s.attestation);
+  if (s.kind === "executed") {
+    addExecuted(acc, s.attestation);
+    return;
+  }
   if (s.kind === "closed") return;
   addTree(acc, s.snapshot.fs_root);
   if (s.snapshot.memory !== undefined) addObject(acc, s.snapshot.memory, true);

@@ -27,9 +27,9 @@ const $ = (id: string): HTMLElement => {
 };
 
 function readBundle(): ReportBundle {
-  const b = JSON.parse($("sbx-data").textContent ?? "") as ReportBundle;
+  const b = JSON.parse($("sbx-data").textContent) as { format?: unknown };
   if (b.format !== REPORT_FORMAT) throw new Error(`page: data is not ${REPORT_FORMAT}`);
-  return b;
+  return b as ReportBundle;
 }
 
 /** trustFromBox reads the trust box: did:keys, one per line; anything else is reported, not used. */
@@ -63,7 +63,7 @@ async function renderRun(b: RunBundle, trust: readonly string[]): Promise<void> 
   search.addEventListener("input", () => {
     const q = search.value.toLowerCase();
     for (const row of document.querySelectorAll<HTMLElement>("#events tbody tr"))
-      row.hidden = q !== "" && !(row.textContent ?? "").toLowerCase().includes(q);
+      row.hidden = q !== "" && !row.textContent.toLowerCase().includes(q);
   });
   const word = c.valid ? (c.trusted ? "VALID" : "UNTRUSTED") : "INVALID";
   publish({ verdict: word, code: c.error?.code ?? "", ms: performance.now() - t0, engine });
@@ -107,7 +107,7 @@ async function renderFleet(b: FleetBundle, trust: readonly string[]): Promise<vo
   const word = bad !== null ? "INVALID" : c.trusted ? "VALID" : "UNTRUSTED";
   publish({
     verdict: word,
-    code: bad !== null && !bad.ok ? bad.code : "",
+    code: bad !== null ? bad.code : "",
     ms: performance.now() - t0,
     engine,
   });
