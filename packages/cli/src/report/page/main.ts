@@ -7,6 +7,7 @@
 import { isDidKey } from "@sbx/wire";
 import { REPORT_FORMAT, type FleetBundle, type ReportBundle, type RunBundle } from "../bundle.ts";
 import { checkFleet, checkMembershipJson, type FleetCheck } from "../fleetcheck.ts";
+import { checkGrants } from "../grants.ts";
 import { checkRun } from "../verify.ts";
 import { fleetHtml, fleetVerdictHtml, proofVerdictHtml } from "./fleet.ts";
 import { runHtml, verdictHtml } from "./run.ts";
@@ -55,10 +56,15 @@ function engineNote(engine: Engine): void {
 
 async function renderRun(b: RunBundle, trust: readonly string[]): Promise<void> {
   const t0 = performance.now();
-  const { result: c, engine } = await verifyWithWebCrypto(() => checkRun(b, trust));
+  const { result, engine } = await verifyWithWebCrypto(() => {
+    const c = checkRun(b, trust);
+    const g = c.record ? checkGrants(b, c.record.grantsId, c.energy?.total_uj ?? null) : null;
+    return { c, g: g ?? { present: false, error: null, grants: [] } };
+  });
+  const { c, g } = result;
   engineNote(engine);
   $("banner").innerHTML = verdictHtml(c, trust);
-  $("main").innerHTML = runHtml(c);
+  $("main").innerHTML = runHtml(c, g);
   const search = $("search") as HTMLInputElement;
   search.addEventListener("input", () => {
     const q = search.value.toLowerCase();
