@@ -4,14 +4,7 @@
 // every child inside its parent). Budget from the verified leaf, spent = the run's verified energy,
 // remaining = budget − spent. Not part of `sbx verify`'s checks, so its verdict is shown on its own
 // and does not change the run's.
-import {
-  isWireError,
-  parseCanonical,
-  subAmounts,
-  compareAmounts,
-  type Digest,
-  type Envelope,
-} from "@sbx/wire";
+import { isWireError, parseCanonical, type Digest, type Envelope } from "@sbx/wire";
 import {
   chainFromStore,
   checkGrantSetDoc,
