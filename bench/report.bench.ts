@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { addressOf, canonicalBytes, digestBytes, testKey, utf8, type Digest } from "@sbx/wire";
+import { addressOf, canonicalBytes, digestBytes, testKey, utf8 } from "@sbx/wire";
 import { signAttestation } from "@sbx/sandbox-attest/attestation";
 import { estimateCpu, makeReceipt, startEnergyChain, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { encodeRecord, RunRecord, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
@@ -153,6 +153,7 @@ export default async function reportBench(): Promise<void> {
       median(inPage) / verify,
       "sbx verify",
     );
+    console.log(`  the page's Ed25519: ${engine}`);
     row("sbx report REC (writing the page, once)", `${report.toFixed(3)} s`);
     console.log(
       `  target: page under 3× sbx verify: ${wall < 3 * verify ? "met" : "NOT met"} (${(wall / verify).toFixed(2)}×)`,

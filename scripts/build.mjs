@@ -84,7 +84,10 @@ async function loadEsbuild() {
 const noNode = {
   name: "no-node",
   setup(b) {
-    b.onResolve({ filter: /^(node:crypto|@napi-rs\/blake-hash)$/ }, (args) => ({ path: args.path, namespace: "no-node" }));
+    b.onResolve({ filter: /^(node:crypto|@napi-rs\/blake-hash)$/ }, (args) => ({
+      path: args.path,
+      namespace: "no-node",
+    }));
     b.onLoad({ filter: /.*/, namespace: "no-node" }, (args) => ({
       contents: `throw new Error(${JSON.stringify(`${args.path} is not available in a browser`)});`,
       loader: "js",

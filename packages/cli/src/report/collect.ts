@@ -3,7 +3,7 @@
 // memory images, manifests (objects/) — exactly as stored, unchecked: the page checks them. Leaves
 // and memory images past the embedding budget are left out and listed with their stated size.
 import { existsSync, readFileSync } from "node:fs";
-import { canonicalBytes, parseCanonical, type Digest, type Json } from "@sbx/wire";
+import { canonicalBytes, fromBase64, isDigest, parseCanonical, type Digest, type Json } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord, parseFsDir, type Segment } from "@sbx/sandbox-attest/runrecord";
 import type { FileStore } from "@sbx/host/store";
@@ -88,11 +88,43 @@ function addExecuted(acc: Acc, att: Digest): void {
 }
 
 function addSegment(acc: Acc, s: Segment): void {
-  if (s.kind === "executed") return addExecuted(acc, s.attestation);
+  if (s.kind === "executed") {
+    addExecuted(acc, s.attestation);
+    return;
+  }
   if (s.kind === "closed") return;
   addTree(acc, s.snapshot.fs_root);
   if (s.snapshot.memory !== undefined) addObject(acc, s.snapshot.memory, true);
   addObject(acc, s.snapshot.manifest, false);
+}
+
+/** addGrants embeds the grant-set document at `grants_id` and every grant on its members' chains (jcp §4.1). */
+function addGrants(acc: Acc, grantsId: Digest): void {
+  const doc = addObject(acc, grantsId, false);
+  if (doc === null) return;
+  let todo: unknown[] = [];
+  try {
+    todo = [...(parseCanonical(doc) as { grants: unknown[] }).grants];
+  } catch {
+    return; // the page refuses it with the code
+  }
+  for (let i = 0; i < todo.length && i < 4096; i++) {
+    const a = todo[i];
+    if (!isDigest(a) || acc.signed[a] !== undefined) continue;
+    const bytes = addSigned(acc, a);
+    if (bytes === null) continue;
+    try {
+      const env = parseCanonical(bytes) as { payload: string };
+      const parent = (
+        JSON.parse(new TextDecoder().decode(fromBase64(env.payload) ?? new Uint8Array())) as {
+          parent?: unknown;
+        }
+      ).parent;
+      if (isDigest(parent)) todo.push(parent);
+    } catch {
+      // a grant the library refuses: embedded as stored, the page shows why
+    }
+  }
 }
 
 /** collectRun gathers a run's bundle: the record bytes and, with a store, what they reference. */
@@ -103,7 +135,9 @@ export function collectRun(record: Uint8Array, name: string, o: CollectOptions):
   if (acc !== null) {
     let segments: readonly Segment[] = [];
     try {
-      segments = decodeRecord(record).record.segments;
+      const r = decodeRecord(record).record;
+      segments = r.segments;
+      addGrants(acc, r.grantsId);
     } catch {
       // a record the library refuses is embedded alone; the page shows why
     }

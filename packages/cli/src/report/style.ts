@@ -17,6 +17,7 @@ tr.bad td, tr.state-invalid td { background: #fff5f5; color: #9b2c2c; }
 tr.state-invalid td:first-child { font-weight: bold; }
 tr.state-missing td, tr.state-omitted td { color: #718096; }
 tr.ev-exec-decision td:nth-child(3) { font-weight: bold; }
+tr.grant.state-invalid td, .bad-text { color: #9b2c2c; }
 .code { color: #c53030; font-weight: bold; }
 svg.chart { background: #fafafa; border: 1px solid #edf2f7; margin: 6px 0; }
 .hbar { cursor: pointer; }

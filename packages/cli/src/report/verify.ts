@@ -141,9 +141,13 @@ function checkAttestation(ctx: Ctx, att: Digest, n: number): void {
     got = signedOf(ctx, att);
   } catch (e) {
     const c = codeOf(e);
-    return note(ctx, { ...meta, state: "invalid", code: c.code, message: c.message, bytes: null });
+    note(ctx, { ...meta, state: "invalid", code: c.code, message: c.message, bytes: null });
+    return;
   }
-  if (got === null) return absent(ctx, att, "attestation", n);
+  if (got === null) {
+    absent(ctx, att, "attestation", n);
+    return;
+  }
   const { env } = got;
   const expect = { unitId: ctx.record.unitId, grantsId: ctx.record.grantsId };
   const v = attempt(ctx, { ...meta, bytes: got.bytes }, () => {
@@ -213,7 +217,10 @@ function checkSnapshot(ctx: Ctx, ref: SnapshotRef, n: number, seen: Set<Digest>)
 }
 
 function checkPlain(ctx: Ctx, address: Digest, kind: ObjectKind, n: number, path = ""): void {
-  if (ctx.b.objects[address] === undefined) return absent(ctx, address, kind, n, path);
+  if (ctx.b.objects[address] === undefined) {
+    absent(ctx, address, kind, n, path);
+    return;
+  }
   const bytes = unb64(ctx.b.objects[address])?.length ?? null;
   attempt(ctx, { address, kind, segment: n, bytes, path }, () => objectOf(ctx, address));
 }
@@ -229,7 +236,8 @@ function checkTree(ctx: Ctx, root: Digest, n: number): void {
         if (ctx.b.objects[a] === undefined) {
           if (ctx.b.omitted[a] === undefined)
             throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
-          return absent(ctx, a, kind === "symlink" ? "symlink" : "file", n, path);
+          absent(ctx, a, kind === "symlink" ? "symlink" : "file", n, path);
+          return;
         }
         const bytes = unb64(ctx.b.objects[a]);
         const leaf = {
@@ -282,7 +290,7 @@ function parseJournals(ctx: Ctx): void {
     const bytes = unb64(text);
     try {
       if (bytes === null) throw new SandboxAttestError("MalformedEvent", "journal is not base64");
-      const events = parseCanonical(bytes) as Json;
+      const events: Json = parseCanonical(bytes);
       if (!Array.isArray(events))
         throw new SandboxAttestError("MalformedEvent", "a journal is a list of events");
       const j = Journal.from(events);
@@ -311,8 +319,8 @@ function checkObjects(ctx: Ctx): void {
     if (s.kind === "executed") checkAttestation(ctx, s.attestation, i + 1);
     else if (s.kind !== "closed") checkSnapshot(ctx, s.snapshot, i + 1, seen);
   });
-  if (ctx.manifests.size > 1 && ctx.first === null)
-    ctx.first = {
+  if (ctx.manifests.size > 1)
+    ctx.first ??= {
       code: "ManifestMismatch",
       message: `the run cites ${ctx.manifests.size} different manifests`,
     };

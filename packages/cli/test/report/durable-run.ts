@@ -5,7 +5,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { addressOf, canonicalBytes, testKey, type Digest } from "@sbx/wire";
+import { addressOf, canonicalBytes, envelopeAddress, testKey, type Digest } from "@sbx/wire";
+import { grantSetDoc, issueGrant } from "@sbx/jcp-grant/grant";
 import type { SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { runUnit } from "@sbx/host/run";
 import { snapshotDir } from "@sbx/host/snapshot";
@@ -23,11 +24,24 @@ export interface DurableRun {
   /** The address of one file of the snapshot, and of the first attestation. */
   readonly leaf: Digest;
   readonly attestation: Digest;
+  /** The root grant of the run's grant set (5,000,000 µJ). */
+  readonly grant: Digest;
 }
 
 const unitDescriptor = { report: "durable run of the report test" };
 const unit = addressOf(unitDescriptor);
-const grants = addressOf({ report: "grant set" });
+// The run's grant set: one root grant with a joule budget, issued by the steward to the agent.
+const grant = issueGrant(testKey("root-issuer"), {
+  holder: testKey("alice").did,
+  resources: ["/sandbox/*"],
+  actions: ["exec"],
+  uj: "5000000",
+  exp_ms: 4_102_444_800_000,
+  depth: 1,
+  nonce: "0".repeat(32),
+});
+const grantDoc = grantSetDoc([envelopeAddress(grant)]);
+const grants = addressOf(grantDoc);
 
 async function execute(store: FileStore, dir: string, ws: string, head: Digest, script: string, i: number) {
   const r = await runUnit({
@@ -56,6 +70,8 @@ export async function durableRun(): Promise<DurableRun> {
   const store = FileStore.open(join(dir, "store"), { create: true });
   const env = { image: `debian@sha256:${"a".repeat(64)}` };
   const manifest = await store.putObject(canonicalBytes(env));
+  await store.putObject(canonicalBytes(grantDoc));
+  await store.putSigned(grant);
   const ws = join(dir, "ws");
   mkdirSync(join(ws, "src"), { recursive: true });
   writeFileSync(join(ws, "src", "data.txt"), "the data the unit works on\n");
@@ -87,6 +103,7 @@ export async function durableRun(): Promise<DurableRun> {
     journals: [e1.journal, e2.journal],
     leaf: leafOf(store, snap.fs_root, "src", "data.txt"),
     attestation: e1.att,
+    grant: envelopeAddress(grant),
   };
 }
 

@@ -85,6 +85,10 @@ test("the report of a suspended-and-resumed run shows every segment and verifies
   const cli = await sbx(["verify", run.recordPath, "--trust", HOST.did, "--json"]);
   const total = (JSON.parse(cli.out) as { energy: { total_uj: string } }).energy.total_uj;
   assert.match(await page.locator("#energy-total").innerText(), new RegExp(`total ${total} µJ`));
+  // The grant chain: verified in the page, budget from the grant, spent = the run's total.
+  const grant = page.locator(`#grants tr.grant[data-address="${run.grant}"]`);
+  assert.equal(await grant.getAttribute("class"), "grant state-valid");
+  assert.equal(await grant.locator("td.remaining").innerText(), String(5_000_000n - BigInt(total)));
   await shot(page, "run-valid");
   // The reader's own keys: another key makes the same page refuse the host (HostMismatch).
   await page.click("#trust-box summary");
@@ -136,6 +140,16 @@ test("one byte changed in an embedded object: INVALID in the page, naming the ob
     assert.equal(colour, "rgb(155, 44, 44)", "drawn in red");
     await shot(page, `run-tampered-${c.table}`);
   }
+  // The grant: sbx verify does not read grants, so the page's grant section alone refuses it.
+  const bad = file.replace(/\.html$/, "-grant.html");
+  editData(file, bad, (d) => {
+    const t = d["signed"] as Record<string, string>;
+    t[run.grant] = flipByte(t[run.grant]!).text;
+  });
+  await openReport(page, bad);
+  const g = page.locator(`#grants tr.grant[data-address="${run.grant}"]`);
+  assert.equal(await g.getAttribute("class"), "grant state-invalid");
+  assert.notEqual(await g.getAttribute("data-code"), "");
 });
 
 interface Vector {

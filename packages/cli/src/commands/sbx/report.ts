@@ -1,6 +1,6 @@
 // `sbx report RUN|FILE`: one self-contained HTML page that re-verifies a run record and its objects,
 // or a fleet file and its membership proofs, in the reader's browser (issue 19).
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDigest, type Json } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
@@ -85,7 +85,7 @@ function runSource(arg: string, v: Values): { path: string; store: FileStore | n
   }
   if (v["record-only"] === true) return { path: arg, store: null };
   const root = v.store ?? findStore(arg);
-  if (root === undefined || root === null)
+  if (root === null)
     throw new UsageError("no store found beside the record: pass --store DIR or --record-only");
   return { path: arg, store: openStore(root) };
 }

@@ -8,7 +8,7 @@ import { bare, esc, sortedBarsSvg } from "./svg.ts";
 /** verdictBanner shows one verdict as the page's banner. */
 export function fleetVerdictHtml(c: FleetCheck): string {
   const bad = !c.receipt.ok ? c.receipt : !c.items.ok ? c.items : null;
-  if (bad !== null && !bad.ok)
+  if (bad !== null)
     return `<div class="verdict invalid" id="verdict" data-verdict="INVALID" data-code="${esc(bad.code)}">INVALID <code>${esc(bad.code)}</code> ${esc(bare(bad.message))}</div>`;
   const word = c.trusted ? "VALID" : "UNTRUSTED";
   return `<div class="verdict ${word.toLowerCase()}" id="verdict" data-verdict="${word}" data-code="">${word} <span>receipt signature checked${c.trusted ? " by a trusted host" : ", but no trusted key was given"}; the items rebuild its root and total</span></div>`;

@@ -7,6 +7,7 @@
 import { isDidKey } from "@sbx/wire";
 import { REPORT_FORMAT, type FleetBundle, type ReportBundle, type RunBundle } from "../bundle.ts";
 import { checkFleet, checkMembershipJson, type FleetCheck } from "../fleetcheck.ts";
+import { checkGrants } from "../grants.ts";
 import { checkRun } from "../verify.ts";
 import { fleetHtml, fleetVerdictHtml, proofVerdictHtml } from "./fleet.ts";
 import { runHtml, verdictHtml } from "./run.ts";
@@ -27,9 +28,9 @@ const $ = (id: string): HTMLElement => {
 };
 
 function readBundle(): ReportBundle {
-  const b = JSON.parse($("sbx-data").textContent ?? "") as ReportBundle;
+  const b = JSON.parse($("sbx-data").textContent) as { format?: unknown };
   if (b.format !== REPORT_FORMAT) throw new Error(`page: data is not ${REPORT_FORMAT}`);
-  return b;
+  return b as ReportBundle;
 }
 
 /** trustFromBox reads the trust box: did:keys, one per line; anything else is reported, not used. */
@@ -55,15 +56,20 @@ function engineNote(engine: Engine): void {
 
 async function renderRun(b: RunBundle, trust: readonly string[]): Promise<void> {
   const t0 = performance.now();
-  const { result: c, engine } = await verifyWithWebCrypto(() => checkRun(b, trust));
+  const { result, engine } = await verifyWithWebCrypto(() => {
+    const c = checkRun(b, trust);
+    const g = c.record ? checkGrants(b, c.record.grantsId, c.energy?.total_uj ?? null) : null;
+    return { c, g: g ?? { present: false, error: null, grants: [] } };
+  });
+  const { c, g } = result;
   engineNote(engine);
   $("banner").innerHTML = verdictHtml(c, trust);
-  $("main").innerHTML = runHtml(c);
+  $("main").innerHTML = runHtml(c, g);
   const search = $("search") as HTMLInputElement;
   search.addEventListener("input", () => {
     const q = search.value.toLowerCase();
     for (const row of document.querySelectorAll<HTMLElement>("#events tbody tr"))
-      row.hidden = q !== "" && !(row.textContent ?? "").toLowerCase().includes(q);
+      row.hidden = q !== "" && !row.textContent.toLowerCase().includes(q);
   });
   const word = c.valid ? (c.trusted ? "VALID" : "UNTRUSTED") : "INVALID";
   publish({ verdict: word, code: c.error?.code ?? "", ms: performance.now() - t0, engine });
@@ -107,7 +113,7 @@ async function renderFleet(b: FleetBundle, trust: readonly string[]): Promise<vo
   const word = bad !== null ? "INVALID" : c.trusted ? "VALID" : "UNTRUSTED";
   publish({
     verdict: word,
-    code: bad !== null && !bad.ok ? bad.code : "",
+    code: bad !== null ? bad.code : "",
     ms: performance.now() - t0,
     engine,
   });

@@ -2,6 +2,7 @@
 // page itself decoded and verified; objects that failed are drawn in red with their code.
 import type { JournalEvent } from "@sbx/sandbox-attest/journal";
 import type { Segment } from "@sbx/sandbox-attest/runrecord";
+import type { GrantsCheck } from "../grants.ts";
 import type { ObjectCheck, RunCheck } from "../verify.ts";
 import { bare, energySvg, esc, timelineSvg, type EnergyBar, type Span } from "./svg.ts";
 
@@ -172,8 +173,29 @@ function energyText(c: RunCheck): string {
   return `<p id="energy-total">active ${e.active_uj} µJ + idle ${e.idle_uj} µJ = total <b>${e.total_uj} µJ</b>${e.complete ? "" : ` (lower bound: ${e.unresolved.length} attestation(s) not embedded)`}; idle by provenance: measured ${i.measured}, attributed ${i.attributed}, estimated ${i.estimated}</p>`;
 }
 
+/** grantsHtml shows the grant chain of each member of the run's grant set, with budget, spent, remaining. */
+export function grantsHtml(g: GrantsCheck): string {
+  if (!g.present)
+    return `<p class="muted">No grant set embedded: the store holds none at this run's grants_id.</p>`;
+  if (g.error !== null)
+    return `<p class="bad-text" id="grants-verdict" data-code="${esc(g.error.code)}">grant set INVALID <code class="code">${esc(g.error.code)}</code> ${esc(bare(g.error.message))}</p>`;
+  const rows = g.grants.map((v) => {
+    const state = v.error === null ? "valid" : "invalid";
+    const code =
+      v.error !== null ? `<code class="code">${esc(v.error.code)}</code> ${esc(bare(v.error.message))}` : "";
+    const links = v.chain
+      .map(
+        (l, i) =>
+          `${"&nbsp;&nbsp;".repeat(i)}${i === 0 ? "root" : "↳"} <code>${esc(l.address)}</code> ${esc(l.issuer)} → ${esc(l.holder)}, ${l.budget.uj} µJ, depth ${l.depth}`,
+      )
+      .join("<br>");
+    return `<tr class="grant state-${state}" data-address="${esc(v.address)}" data-code="${esc(v.error?.code ?? "")}"><td>${state}</td><td>${links || `<code>${esc(v.address)}</code>`}</td><td>${v.budget_uj ?? ""}</td><td>${v.spent_uj ?? ""}</td><td class="remaining">${v.remaining_uj ?? ""}</td><td>${code}</td></tr>`;
+  });
+  return `<table id="grants"><thead><tr><th>verdict</th><th>chain (root first)</th><th>budget µJ</th><th>spent µJ (this run)</th><th>remaining µJ</th><th>code</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
 /** runHtml renders the whole run view below the banner. */
-export function runHtml(c: RunCheck): string {
+export function runHtml(c: RunCheck, g: GrantsCheck): string {
   const r = c.record;
   const head = r
     ? `<p>unit <code>${esc(r.unitId)}</code> · grants <code>${esc(r.grantsId)}</code> · head <code id="head">${esc(r.head)}</code> · phase ${esc(r.phase)} · ${r.segments.length} segments</p>`
@@ -184,6 +206,7 @@ export function runHtml(c: RunCheck): string {
     signers +
     `<h2>Timeline</h2>${timelineSvg(spansOf(c))}` +
     `<h2>Energy per segment</h2>${energySvg(barsOf(c))}${energyText(c)}` +
+    `<h2>Grant chain</h2>${grantsHtml(g)}` +
     `<h2>Segments</h2>${segmentsHtml(c)}` +
     `<h2>Exec decisions and journal events</h2><input id="search" type="search" placeholder="search paths, digests, types…">${eventsHtml(c)}` +
     `<h2>Objects</h2>${objectsHtml(c)}`
