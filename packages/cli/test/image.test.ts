@@ -193,6 +193,10 @@ test("run --manifest: refused without the image in the store, or when hostRequir
   const r = await sbx(["run", "--manifest", big, "--images", store, "--", "true"]);
   assert.equal(r.code, 1);
   assert.match(r.err, /RequirementsUnmet/);
+  const folder = await pinned(`{"image": "sbx.test/busybox:1", "workspaceFolder": "/bin/ws"}`, "folder");
+  const f = await sbx(["run", "--manifest", folder, "--images", store, "--", "true"]);
+  assert.equal(f.code, 1);
+  assert.match(f.err, /WorkspaceFolderUnusable/);
   const unpinned = await sbx([
     "run",
     "--manifest",

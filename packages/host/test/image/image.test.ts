@@ -15,10 +15,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ingestManifest, satisfies } from "@sbx/sandbox-attest/manifest";
 import { isHostError } from "../../src/errors.ts";
 import {
   checkPinnedImage,
   ensureRootfs,
+  offeredEnvironment,
   importImage,
   ImageStore,
   verifyRootfs,
@@ -277,4 +279,16 @@ test("resume check: the pinned image held with the same bytes; missing or differ
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
+});
+
+test("resume: the environment an image run offers satisfies its manifest (§14.7); a larger requirement does not", () => {
+  const m = ingestManifest(
+    `{"image": "sbx.test/busybox@sha256:${"a".repeat(64)}", "remoteUser": "vscode", "containerEnv": {"A": "1"}}`,
+  );
+  assert.deepEqual(satisfies(m, offeredEnvironment(m.environment), m.address), { ok: true });
+  const big = ingestManifest(
+    `{"image": "sbx.test/busybox@sha256:${"a".repeat(64)}", "hostRequirements": {"cpus": 4096}}`,
+  );
+  const r = satisfies(big, offeredEnvironment(big.environment), big.address);
+  assert.equal(r.ok ? "ok" : r.code, "EnvironmentMismatch");
 });
