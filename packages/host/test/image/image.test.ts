@@ -11,6 +11,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -291,4 +292,25 @@ test("resume: the environment an image run offers satisfies its manifest (§14.7
   );
   const r = satisfies(big, offeredEnvironment(big.environment), big.address);
   assert.equal(r.ok ? "ok" : r.code, "EnvironmentMismatch");
+});
+
+test("store: a lock left by a crashed import is taken over; index.json keeps every name", () => {
+  const d = tmp();
+  try {
+    const img = buildImage([baseLayer(), upperLayer()]);
+    writeLayout(img, join(d, "layout"), null);
+    const s = ImageStore.open(join(d, "store"), true);
+    importImage(s, join(d, "layout"), "sbx.test/a:1");
+    writeFileSync(join(s.dir, "index.lock"), "");
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(s.dir, "index.lock"), old, old);
+    importImage(s, join(d, "layout"), "sbx.test/b:1");
+    assert.deepEqual(
+      s.images().map((i) => `${i.name}:${i.tag}`),
+      ["sbx.test/a:1", "sbx.test/b:1"],
+    );
+    assert.equal(existsSync(join(s.dir, "index.lock")), false);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
 });
