@@ -156,7 +156,23 @@ test("run --manifest: the image's own user (root inside, never outside) when the
   const r = await sbx(["run", "--manifest", p, "--images", store, "--json", "--", "sh", "-c", "id -u; pwd"]);
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(r.err.split("\n").slice(0, 2), ["0", "/workspace"]);
-  assert.equal((JSON.parse(r.out) as { sandbox: { hostUid: number } }).sandbox.hostUid, 65534);
+  assert.equal((JSON.parse(r.out) as { sandbox: { hostUid: number } }).sandbox.hostUid, 65534); // The image imported from the docker-save archive runs the same way.
+  const d = await pinned(`{"image": "sbx.test/busybox-docker:1", "remoteUser": "vscode"}`, "docker");
+  assert.match(readFileSync(d, "utf8"), /"sbx\.test\/busybox-docker@sha256:[0-9a-f]{64}"/);
+  const rd = await sbx([
+    "run",
+    "--manifest",
+    d,
+    "--images",
+    store,
+    "--json",
+    "--",
+    "sh",
+    "-c",
+    "id -un; hello",
+  ]);
+  assert.equal(rd.code, 0, rd.err);
+  assert.deepEqual(rd.err.split("\n").slice(0, 2), ["vscode", "hello from the image"]);
 });
 
 test("run --manifest: refused without the image in the store, or when hostRequirements cannot be met", async () => {
@@ -177,6 +193,10 @@ test("run --manifest: refused without the image in the store, or when hostRequir
   const r = await sbx(["run", "--manifest", big, "--images", store, "--", "true"]);
   assert.equal(r.code, 1);
   assert.match(r.err, /RequirementsUnmet/);
+  const folder = await pinned(`{"image": "sbx.test/busybox:1", "workspaceFolder": "/bin/ws"}`, "folder");
+  const f = await sbx(["run", "--manifest", folder, "--images", store, "--", "true"]);
+  assert.equal(f.code, 1);
+  assert.match(f.err, /WorkspaceFolderUnusable/);
   const unpinned = await sbx([
     "run",
     "--manifest",

@@ -4,7 +4,7 @@
 import { availableParallelism, totalmem } from "node:os";
 import { join } from "node:path";
 import { lstatSync } from "node:fs";
-import type { ManifestEnvironment } from "@sbx/sandbox-attest/manifest";
+import type { ManifestEnvironment, OfferedEnvironment } from "@sbx/sandbox-attest/manifest";
 import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { HostError } from "../errors.ts";
 import type { Limits } from "../sandbox/cgroup.ts";
@@ -145,5 +145,21 @@ export function imageRunOptions(
       limits: cg,
       ...(workspaceBytes !== undefined ? { workspaceBytes } : {}),
     },
+  };
+}
+
+/**
+ * offeredEnvironment (§14.7, §14.9) is what this host offers a unit run by imageRunOptions for `env`:
+ * the pinned image (by digest), exactly the manifest's env over the image's, its user and workspace
+ * folder, and this host's cpus and memory (storage unmeasured: "0"; no GPU). A resume passes it to
+ * satisfies (§14.7) with the manifest address its run record holds.
+ */
+export function offeredEnvironment(env: ManifestEnvironment): OfferedEnvironment {
+  return {
+    image: env.image,
+    env: { ...env.env },
+    user: env.user,
+    workspace_folder: env.workspace_folder,
+    host: { cpus: availableParallelism(), memory_bytes: String(totalmem()), storage_bytes: "0", gpu: null },
   };
 }

@@ -10,7 +10,13 @@ export { ensureRootfs, verifyRootfs, treeDigest, imageParts } from "./rootfs.ts"
 export type { Rootfs } from "./rootfs.ts";
 export { imageSystem, imageEtc, rootfsEntries } from "./system.ts";
 export type { ImageSystem } from "./system.ts";
-export { imageRunOptions, imageEnv, imageUser, requirementLimits } from "./environment.ts";
+export {
+  imageRunOptions,
+  imageEnv,
+  imageUser,
+  requirementLimits,
+  offeredEnvironment,
+} from "./environment.ts";
 export type { ImageRunOptions, AskedLimits } from "./environment.ts";
 export { checkPinnedImage } from "./resume.ts";
 export type { PinnedImageCheck } from "./resume.ts";

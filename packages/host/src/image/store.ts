@@ -23,6 +23,8 @@ import { MEDIA, parseIndex, type Descriptor } from "./oci.ts";
 
 const HEX = /^[0-9a-f]{64}$/;
 const CHUNK = 1 << 20;
+const LOCK_STALE_MS = 60_000;
+const LOCK_WAIT_MS = 30_000;
 const REF = /^([a-z0-9][a-z0-9._/:-]{0,254}?)(?::([\w][\w.-]{0,127}))?$/;
 
 /** An image name and tag: `name:tag`, the tag `latest` when none is written. */
@@ -202,14 +204,44 @@ export class ImageStore {
     return this.images().find((i) => i.name === r.name && i.tag === r.tag)?.hex ?? null;
   }
 
-  /** tag names the manifest `hex` (already stored) `name:tag`, replacing what that name named. */
+  /**
+   * tag names the manifest `hex` (already stored) `name:tag`, replacing what that name named. Two
+   * imports at once take turns (a lock file beside index.json), so neither loses the other's name.
+   */
   tag(ref: ImageRef, hex: string, size: number): void {
-    const keep = this.images().filter((i) => !(i.name === ref.name && i.tag === ref.tag));
-    const all = [
-      ...keep.map((i) => ({ ...i, size: statSync(this.blobPath(i.hex)).size })),
-      { ...ref, hex, size },
-    ];
-    this.writeIndex(all);
+    this.locked(() => {
+      const keep = this.images().filter((i) => !(i.name === ref.name && i.tag === ref.tag));
+      const all = [
+        ...keep.map((i) => ({ ...i, size: statSync(this.blobPath(i.hex)).size })),
+        { ...ref, hex, size },
+      ];
+      this.writeIndex(all);
+    });
+  }
+
+  // Runs fn holding index.lock (O_EXCL); a lock older than LOCK_STALE_MS was left by a crash and is
+  // taken over; waiting longer than LOCK_WAIT_MS is `ImageStoreUnusable`.
+  private locked(fn: () => void): void {
+    const lock = join(this.dir, "index.lock");
+    const start = Date.now();
+    for (;;) {
+      try {
+        closeSync(openSync(lock, "wx", 0o600));
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+        if (age > LOCK_STALE_MS) rmSync(lock, { force: true });
+        else if (Date.now() - start > LOCK_WAIT_MS)
+          throw new HostError("ImageStoreUnusable", `${lock} is held by another import`);
+        else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      }
+    }
+    try {
+      fn();
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
   private writeIndex(list: readonly (StoredImage & { size: number })[]): void {

@@ -11,14 +11,17 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ingestManifest, satisfies } from "@sbx/sandbox-attest/manifest";
 import { isHostError } from "../../src/errors.ts";
 import {
   checkPinnedImage,
   ensureRootfs,
+  offeredEnvironment,
   importImage,
   ImageStore,
   verifyRootfs,
@@ -274,6 +277,39 @@ test("resume check: the pinned image held with the same bytes; missing or differ
     rmSync(s.blobPath([...img.blobs.keys()][1] ?? ""));
     const gone = checkPinnedImage(s, ref);
     assert.equal(gone.ok ? "ok" : gone.code, "ImageNotInStore");
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test("resume: the environment an image run offers satisfies its manifest (§14.7); a larger requirement does not", () => {
+  const m = ingestManifest(
+    `{"image": "sbx.test/busybox@sha256:${"a".repeat(64)}", "remoteUser": "vscode", "containerEnv": {"A": "1"}}`,
+  );
+  assert.deepEqual(satisfies(m, offeredEnvironment(m.environment), m.address), { ok: true });
+  const big = ingestManifest(
+    `{"image": "sbx.test/busybox@sha256:${"a".repeat(64)}", "hostRequirements": {"cpus": 4096}}`,
+  );
+  const r = satisfies(big, offeredEnvironment(big.environment), big.address);
+  assert.equal(r.ok ? "ok" : r.code, "EnvironmentMismatch");
+});
+
+test("store: a lock left by a crashed import is taken over; index.json keeps every name", () => {
+  const d = tmp();
+  try {
+    const img = buildImage([baseLayer(), upperLayer()]);
+    writeLayout(img, join(d, "layout"), null);
+    const s = ImageStore.open(join(d, "store"), true);
+    importImage(s, join(d, "layout"), "sbx.test/a:1");
+    writeFileSync(join(s.dir, "index.lock"), "");
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(s.dir, "index.lock"), old, old);
+    importImage(s, join(d, "layout"), "sbx.test/b:1");
+    assert.deepEqual(
+      s.images().map((i) => `${i.name}:${i.tag}`),
+      ["sbx.test/a:1", "sbx.test/b:1"],
+    );
+    assert.equal(existsSync(join(s.dir, "index.lock")), false);
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
