@@ -202,3 +202,39 @@ test("a run whose grants do not give it its workspace, or no budget, is refused 
     rmSync(s.dir, { recursive: true, force: true });
   }
 });
+
+test("with a grant for one loopback port the unit reaches that port and nothing else", async () => {
+  const hits = new Map<number, number>();
+  const servers = [0, 1].map(() => createServer((c) => c.end("hello\n")));
+  const ports: number[] = [];
+  for (const s of servers) {
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    const port = (s.address() as { port: number }).port;
+    ports.push(port);
+    s.on("connection", () => hits.set(port, (hits.get(port) ?? 0) + 1));
+  }
+  const [granted, other] = ports as [number, number];
+  const s = await setup(
+    [
+      [`/net/127.0.0.1/${granted}`, ["connect"]],
+      ["/fs/work/**", ["read", "write"]],
+    ],
+    "100J",
+  );
+  try {
+    const probe = [
+      `exec 5<>/dev/tcp/127.0.0.1/${granted} && head -1 <&5 && echo GRANTED`,
+      `(exec 6<>/dev/tcp/127.0.0.1/${other}) 2>/dev/null && echo OTHER`,
+      `(exec 7<>/dev/tcp/10.0.0.1/80) 2>/dev/null && echo OUTSIDE`,
+      "true",
+    ].join("; ");
+    const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, "hello\nGRANTED");
+    assert.equal(hits.get(granted), 1);
+    assert.equal(hits.get(other), undefined);
+  } finally {
+    for (const x of servers) x.close();
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});

@@ -260,6 +260,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     };
     process.on("SIGINT", stop).on("SIGTERM", stop);
     let r: RunUnitResult;
+    const granted = grant ? await grant.open() : null;
     try {
       r = await runUnit({
         argv: positionals,
@@ -270,7 +271,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         manifest,
         policy,
         ...(maxLevel ? { maxLevel } : {}),
-        ...(sandbox ? { sandbox: grant?.sandbox ?? sandbox } : {}),
+        ...(sandbox ? { sandbox: granted ?? sandbox } : {}),
         ...(grant ? { live: grant.watch } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
@@ -284,6 +285,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       });
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
+      await grant?.close();
     }
     const debit: GrantDebit | undefined = grant?.debit(r);
     const s = {
