@@ -5,7 +5,7 @@
 // reachable, no network, and a run refused when the grants do not give it its workspace.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -235,6 +235,39 @@ test("with a grant for one loopback port the unit reaches that port and nothing 
     assert.equal(hits.get(other), undefined);
   } finally {
     for (const x of servers) x.close();
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("an issuer's amendment lowering the budget stops a running unit at the next period", async () => {
+  const s = await setup([["/fs/work/**", ["read", "write"]]], "100J");
+  try {
+    const log = s.p("alice.log");
+    // The holder checkpoints (jcp §4.7: an amendment answers the latest checkpoint).
+    const state = `blake3:${"0".repeat(64)}`;
+    const cp = await cli("jcp", [
+      ...["checkpoint", "--key", s.p("alice.key"), "--chain", s.p("alice.chain"), "--log", log],
+      ...["--state", state, "--spent-uj", "0"],
+    ]);
+    assert.equal(cp.code, 0, cp.err);
+    const script = "echo up > /work/up; sleep 1; while :; do :; done";
+    const t0 = Date.now();
+    const running = cli("sbx", [...s.runArgs, "--amendments", log, "--json", "--", "sh", "-c", script]);
+    while (!existsSync(s.p("ws/up"))) await new Promise((r) => setTimeout(r, 20));
+    const amend = ["amend", "--key", s.p("root.key"), "--chain", s.p("alice.chain"), "--log", log];
+    const a = await cli("jcp", [...amend, "--uj", "1J"]);
+    assert.equal(a.code, 0, a.err);
+    const r = await running;
+    const wall = Date.now() - t0;
+    assert.equal(r.code, 1, r.err);
+    const j = JSON.parse(r.out) as RunJson;
+    assert.equal(j.outcome.stopped, "BudgetExhausted");
+    const spent = BigInt(j.energy.total_uj);
+    // Under its original 100 J the busy loop would have run for half a minute; the amended 1 J stops it.
+    assert.ok(spent <= 1_000_000n + BigInt(j.grant.max_period_uj), `spent ${spent} µJ under an amended 1 J`);
+    assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - spent);
+    console.log(`amended to 1 J while running: stopped having spent ${spent} µJ after ${wall} ms`);
+  } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }
 });

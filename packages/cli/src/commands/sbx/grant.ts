@@ -21,6 +21,7 @@ import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { readPrincipal } from "../../keyfile.ts";
 import { readChain, readList } from "../jcp/lib/files.ts";
+import { amendedLeaf } from "./grantamend.ts";
 import { spendOn, verifiedLedger } from "../jcp/lib/spender.ts";
 
 /** The options `sbx run` takes for a run under grants. */
@@ -30,6 +31,7 @@ export const GRANT_OPTIONS = {
   ledger: { type: "string" },
   "ledger-host": { type: "string", multiple: true },
   revocations: { type: "string" },
+  amendments: { type: "string" },
 } as const;
 
 export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (root first, jcp §4.4): verified now against
@@ -41,7 +43,9 @@ export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (
   --trust DID|FILE trusted root issuer of --grant (repeatable)
   --ledger DIR     the grant's spend ledger (jcp spend's append-only folder); needs --key
   --ledger-host DID a further metering host whose receipts the ledger holds (repeatable)
-  --revocations F  a revocation list (jcp revoke --list)`;
+  --revocations F  a revocation list (jcp revoke --list)
+  --amendments LOG the leaf's checkpoint log (jcp amend --log): read again at every metering
+                   period, so an issuer's amendment takes effect while the unit runs (jcp §4.7)`;
 
 /** What a run under a grant chain was given and saw. */
 export interface GrantRun {
@@ -116,9 +120,13 @@ export function prepareGrantRun(
   const folder = sandbox.workspaceFolder ?? "/work";
   const map = mapScope(leaf.scope, folder);
   const mode = requireWorkspace(map, folder);
+  const amendments = typeof v.amendments === "string" ? v.amendments : undefined;
+  // The chain in force now: the leaf as its issuer's amendments leave it (jcp §4.7), re-read each time.
+  const inForce = (): readonly EffectiveGrant[] =>
+    amendments === undefined ? grants : [...grants.slice(0, -1), amendedLeaf(envs, amendments)];
   const remainingNow = (): bigint => {
     const { ledger } = verifiedLedger(ledgerPath, opts);
-    return minRemaining(grants, (a) => ledger.used(a).uj);
+    return minRemaining(inForce(), (a) => ledger.used(a).uj);
   };
   const startRemaining = remainingNow();
   if (startRemaining <= 0n)
@@ -156,7 +164,7 @@ export function prepareGrantRun(
         cites: { attestation: r.address, energy: r.receiptAddress },
       };
       const { state, receipt, retries } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
-      const left = minRemaining(grants, (a) => state.ledger.used(a).uj);
+      const left = minRemaining(inForce(), (a) => state.ledger.used(a).uj);
       return {
         ledger: ledgerPath,
         spent_uj: uj,
