@@ -8,5 +8,6 @@ export {
   LOG_START,
   readLog,
   readLogFrom,
+  sweepLogTemps,
 } from "./appendlog.ts";
 export type { LogEntry, LogMark, LogState } from "./appendlog.ts";
