@@ -17,30 +17,35 @@ import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
 import { runUnit } from "@sbx/host/run";
 import { sandboxUnavailableReason } from "@sbx/host/sandbox";
 import { budgetWatch } from "@sbx/host/grants";
-import { runCli } from "../packages/cli/src/main.ts";
-import { verifiedLedger } from "../packages/cli/src/commands/jcp/lib/spender.ts";
-import { readKey } from "../packages/cli/src/keyfile.ts";
+import { runCli, verifiedLedger } from "@sbx/cli";
 import { median, rate, row } from "./measure.ts";
 
 const SPENDS = Number(process.env.GRANTRUN_BENCH_SPENDS ?? 200);
 const ROUNDS = Number(process.env.GRANTRUN_BENCH_ROUNDS ?? 7);
 const LOOP = Number(process.env.GRANTRUN_BENCH_LOOP ?? 300000);
 
-async function jcp(argv: string[]): Promise<void> {
-  const code = await runCli("jcp", argv, { out: () => undefined, err: (l) => console.error(l) });
+async function jcp(argv: string[]): Promise<string> {
+  const out: string[] = [];
+  const code = await runCli("jcp", argv, { out: (l) => out.push(l), err: (l) => console.error(l) });
   if (code !== 0) throw new Error(`jcp ${argv[0] ?? ""} exited ${code}`);
+  return out.join("\n");
 }
 
-async function grantDir(): Promise<{ d: string; p: (n: string) => string }> {
+async function grantDir(): Promise<{ d: string; p: (n: string) => string; dids: Map<string, string> }> {
   const d = mkdtempSync(join(tmpdir(), "bench-grantrun-"));
   const p = (n: string) => join(d, n);
-  for (const k of ["root", "alice", "host"]) await jcp(["keygen", "--out", p(`${k}.key`)]);
+  const dids = new Map<string, string>();
+  for (const k of ["root", "alice", "host"])
+    dids.set(
+      k,
+      /did:key:[1-9A-HJ-NP-Za-km-z]+/.exec(await jcp(["keygen", "--out", p(`${k}.key`)]))?.[0] ?? "",
+    );
   await jcp([
     ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
     ...["--action", "read", "--action", "write", "--uj", "1000000J", "--depth", "0"],
     ...["--ttl", "86400000", "--out", p("alice.chain")],
   ]);
-  return { d, p };
+  return { d, p, dids };
 }
 
 // Writers that each make `each` spends of 1 µJ once the go file appears; resolves with the wall seconds.
@@ -91,10 +96,9 @@ async function liveBench(): Promise<void> {
     console.log(`live budget checks: not measured here (${why})`);
     return;
   }
-  const { d, p } = await grantDir();
+  const { d, p, dids } = await grantDir();
   try {
-    const hostKey = readKey(p("host.key"));
-    const opts = { roots: [readKey(p("root.key")).did], hosts: [hostKey.did] };
+    const opts = { roots: [dids.get("root") ?? ""], hosts: [dids.get("host") ?? ""] };
     await jcp([
       ...["spend", "--host-key", p("host.key"), "--chain", p("alice.chain"), "--ledger", p("ledger")],
       ...["--root", p("root.key"), "--uj", "1"],

@@ -3,3 +3,6 @@
 export { runCli, loadCommands } from "./main.ts";
 export type { Tool } from "./main.ts";
 export type { Command, Io } from "./command.ts";
+// Spending on a ledger folder from a verified state (jcp §4.3), for benches of the spend path.
+export { verifiedLedger, spendOn } from "./commands/jcp/lib/spender.ts";
+export type { VerifiedLedger, SpendResult } from "./commands/jcp/lib/spender.ts";

@@ -5,7 +5,7 @@
 // reachable, no network, and a run refused when the grants do not give it its workspace.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -198,6 +198,75 @@ test("a run whose grants do not give it its workspace, or no budget, is refused 
       "true",
     ]);
     assert.equal(noTrust.code, 2);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("with a grant for one loopback port the unit reaches that port and nothing else", async () => {
+  const hits = new Map<number, number>();
+  const servers = [0, 1].map(() => createServer((c) => c.end("hello\n")));
+  const ports: number[] = [];
+  for (const s of servers) {
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    const port = (s.address() as { port: number }).port;
+    ports.push(port);
+    s.on("connection", () => hits.set(port, (hits.get(port) ?? 0) + 1));
+  }
+  const [granted, other] = ports as [number, number];
+  const s = await setup(
+    [
+      [`/net/127.0.0.1/${granted}`, ["connect"]],
+      ["/fs/work/**", ["read", "write"]],
+    ],
+    "100J",
+  );
+  try {
+    const probe = [
+      `exec 5<>/dev/tcp/127.0.0.1/${granted} && head -1 <&5 && echo GRANTED`,
+      `(exec 6<>/dev/tcp/127.0.0.1/${other}) 2>/dev/null && echo OTHER`,
+      `(exec 7<>/dev/tcp/10.0.0.1/80) 2>/dev/null && echo OUTSIDE`,
+      "true",
+    ].join("; ");
+    const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, "hello\nGRANTED");
+    assert.equal(hits.get(granted), 1);
+    assert.equal(hits.get(other), undefined);
+  } finally {
+    for (const x of servers) x.close();
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("an issuer's amendment lowering the budget stops a running unit at the next period", async () => {
+  const s = await setup([["/fs/work/**", ["read", "write"]]], "100J");
+  try {
+    const log = s.p("alice.log");
+    // The holder checkpoints (jcp §4.7: an amendment answers the latest checkpoint).
+    const state = `blake3:${"0".repeat(64)}`;
+    const cp = await cli("jcp", [
+      ...["checkpoint", "--key", s.p("alice.key"), "--chain", s.p("alice.chain"), "--log", log],
+      ...["--state", state, "--spent-uj", "0"],
+    ]);
+    assert.equal(cp.code, 0, cp.err);
+    const script = "echo up > /work/up; sleep 1; while :; do :; done";
+    const t0 = Date.now();
+    const running = cli("sbx", [...s.runArgs, "--amendments", log, "--json", "--", "sh", "-c", script]);
+    while (!existsSync(s.p("ws/up"))) await new Promise((r) => setTimeout(r, 20));
+    const amend = ["amend", "--key", s.p("root.key"), "--chain", s.p("alice.chain"), "--log", log];
+    const a = await cli("jcp", [...amend, "--uj", "1J"]);
+    assert.equal(a.code, 0, a.err);
+    const r = await running;
+    const wall = Date.now() - t0;
+    assert.equal(r.code, 1, r.err);
+    const j = JSON.parse(r.out) as RunJson;
+    assert.equal(j.outcome.stopped, "BudgetExhausted");
+    const spent = BigInt(j.energy.total_uj);
+    // Under its original 100 J the busy loop would have run for half a minute; the amended 1 J stops it.
+    assert.ok(spent <= 1_000_000n + BigInt(j.grant.max_period_uj), `spent ${spent} µJ under an amended 1 J`);
+    assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - spent);
+    console.log(`amended to 1 J while running: stopped having spent ${spent} µJ after ${wall} ms`);
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

@@ -4,3 +4,5 @@ export { fsPath, mapScope, requireWorkspace } from "./scopes.ts";
 export type { ScopeMap } from "./scopes.ts";
 export { budgetWatch, LIVE_PERIOD_MS } from "./live.ts";
 export type { BudgetWatch } from "./live.ts";
+export { loopbackPorts, startForwarders, NET_DIR } from "./netfwd.ts";
+export type { Forwarders } from "./netfwd.ts";

@@ -10,11 +10,11 @@
 // writer's own inode), so exactly one of several concurrent writers extends a head; the others get
 // `StaleHead` and retry from the new head. The folder is fsynced before success is reported.
 // Entries are never rewritten. Readers only read: they work on a read-only log.
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { digestBytes, isDigest, type Digest } from "@sbx/wire";
 import { HostError } from "../errors.ts";
-import { fsyncDir, publishExclusive, writeTemp } from "../store/durable.ts";
+import { fsyncDir, publishExclusive, TEMP_NAME, writeTemp } from "../store/durable.ts";
 
 /** The head of an empty log: the digest of the log's label. */
 export const LOG_GENESIS: Digest = digestBytes(new TextEncoder().encode("sbx.log/1"));
@@ -108,9 +108,51 @@ export function readLogFrom(dir: string, mark: LogMark): LogState {
   return { entries, head };
 }
 
-/** createLog makes the log's folder (and its tmp/) when missing; an existing log is left as it is. */
+/** createLog makes the log's folder (and its tmp/) when missing, and sweeps dead writers' temps. */
 export function createLog(dir: string): void {
   mkdirSync(join(dir, "tmp"), { recursive: true });
+  sweepLogTemps(dir);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * sweepLogTemps removes from `<dir>/tmp/` the temporary entries of writers no longer alive (a writer
+ * killed between writing its temp and claiming its position leaves one): only regular files named
+ * as writeTemp names them (`<pid>-<16 hex>`) whose pid is not running. Best effort: a log this
+ * process cannot write is left as it is. Returns how many were removed.
+ */
+export function sweepLogTemps(dir: string): number {
+  const tmp = join(dir, "tmp");
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const f of names) {
+    const pid = Number(TEMP_NAME.exec(f)?.[1] ?? "0");
+    if (pid === 0 || pid === process.pid || alive(pid)) continue;
+    const p = join(tmp, f);
+    if (lstatSync(p, { throwIfNoEntry: false })?.isFile() !== true) continue;
+    try {
+      unlinkSync(p);
+      removed++;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EROFS" || code === "EACCES" || code === "EPERM") return removed;
+      if (code !== "ENOENT") throw e;
+    }
+  }
+  return removed;
 }
 
 /**

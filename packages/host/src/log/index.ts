@@ -8,6 +8,7 @@ export {
   LOG_START,
   readLog,
   readLogFrom,
+  sweepLogTemps,
 } from "./appendlog.ts";
 export type { LogEntry, LogMark, LogState } from "./appendlog.ts";
 export { FileLogStore, checkLogName, logEntryBytes } from "./logstore.ts";

@@ -75,6 +75,8 @@ export interface SandboxOptions {
   readonly binds?: readonly ExtraBind[];
   /** The workspace is bound read-only (a grant allows it `read` only). */
   readonly workspaceReadOnly?: boolean;
+  /** A prefix run before the command inside (e.g. a granted port's relay, ../grants/netfwd.ts). */
+  readonly wrap?: readonly string[];
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
@@ -258,7 +260,8 @@ export function startSandbox(
     const system = o.image?.entries(rootfs?.mountpoint ?? o.image.rootfs);
     const binds = (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable }));
     const workspaceReadOnly = o.workspaceReadOnly === true;
-    const plan = { user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv, gated };
+    const inner = [...(o.wrap ?? []), ...argv];
+    const plan = { user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv: inner, gated };
     const bw = bwrapArgs({ ...plan, binds, workspaceReadOnly, ...(system ? { system } : {}) });
     const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
     const hostBinds = (o.binds ?? []).map((b) => b.host);

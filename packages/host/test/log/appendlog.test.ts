@@ -6,7 +6,16 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes } from "@sbx/wire";
-import { appendLog, appendLogAt, LOG_GENESIS, LOG_START, readLog, readLogFrom } from "../../src/log/index.ts";
+import {
+  appendLog,
+  appendLogAt,
+  LOG_GENESIS,
+  LOG_START,
+  readLog,
+  readLogFrom,
+  sweepLogTemps,
+} from "../../src/log/index.ts";
+import { spawnSync } from "node:child_process";
 import { isHostError } from "../../src/errors.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -103,5 +112,22 @@ test("readLogFrom reads only what follows a mark; appendLogAt claims the positio
       () => readLogFrom(dir, m1),
       (e) => isHostError(e, "LogBroken"),
     );
+  });
+});
+
+test("an append sweeps the temps of dead writers from tmp/, and keeps live ones' and other files", () => {
+  withDir((dir) => {
+    appendLogAt(dir, LOG_START, enc("a"));
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid;
+    const deadTemp = join(dir, "tmp", `${String(dead)}-0123456789abcdef`);
+    const liveTemp = join(dir, "tmp", `${String(process.pid)}-0123456789abcdef`);
+    const other = join(dir, "tmp", "not-a-temp");
+    for (const p of [deadTemp, liveTemp, other]) writeFileSync(p, "x");
+    appendLog(dir, readLog(dir).head, enc("b"));
+    assert.deepEqual(
+      readdirSync(join(dir, "tmp")).sort(),
+      [liveTemp, other].map((p) => p.slice(dir.length + 5)).sort(),
+    );
+    assert.equal(sweepLogTemps(dir), 0);
   });
 });

@@ -5,7 +5,15 @@
 // meter, host/src/grants/live.ts), and the interval's energy is debited on the grant's spend ledger
 // as a receipt signed by the host key, citing the interval's energy receipt and attestation.
 import { grantsId, verifyChain, type EffectiveGrant } from "@sbx/jcp-grant/grant";
-import { budgetWatch, mapScope, requireWorkspace, type BudgetWatch } from "@sbx/host/grants";
+import {
+  budgetWatch,
+  loopbackPorts,
+  mapScope,
+  requireWorkspace,
+  startForwarders,
+  type BudgetWatch,
+  type Forwarders,
+} from "@sbx/host/grants";
 import { HostError } from "@sbx/host";
 import type { RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
@@ -13,6 +21,7 @@ import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { readPrincipal } from "../../keyfile.ts";
 import { readChain, readList } from "../jcp/lib/files.ts";
+import { amendedLeaf } from "./grantamend.ts";
 import { spendOn, verifiedLedger } from "../jcp/lib/spender.ts";
 
 /** The options `sbx run` takes for a run under grants. */
@@ -22,17 +31,21 @@ export const GRANT_OPTIONS = {
   ledger: { type: "string" },
   "ledger-host": { type: "string", multiple: true },
   revocations: { type: "string" },
+  amendments: { type: "string" },
 } as const;
 
 export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (root first, jcp §4.4): verified now against
                    --trust, grants_id is its leaf's grant set; the leaf's /fs/… resources are the
                    only host paths bound in (read-only, writable with write; /fs/work/** is the
-                   workspace and is required), no network; the smallest remaining budget along the
-                   chain is enforced live (BudgetExhausted) and the energy debited on --ledger
+                   workspace and is required); /net/127.0.0.1/PORT with connect reaches that host
+                   port and nothing else (no network otherwise); the smallest remaining budget
+                   along the chain is enforced live (BudgetExhausted), the energy debited on --ledger
   --trust DID|FILE trusted root issuer of --grant (repeatable)
   --ledger DIR     the grant's spend ledger (jcp spend's append-only folder); needs --key
   --ledger-host DID a further metering host whose receipts the ledger holds (repeatable)
-  --revocations F  a revocation list (jcp revoke --list)`;
+  --revocations F  a revocation list (jcp revoke --list)
+  --amendments LOG the leaf's checkpoint log (jcp amend --log): read again at every metering
+                   period, so an issuer's amendment takes effect while the unit runs (jcp §4.7)`;
 
 /** What a run under a grant chain was given and saw. */
 export interface GrantRun {
@@ -41,8 +54,12 @@ export interface GrantRun {
   readonly watch: BudgetWatch;
   /** The remaining budget (µJ) along the chain when the run started. */
   readonly startRemaining: bigint;
-  /** The sandbox options with the grant's binds and workspace mode. */
-  readonly sandbox: SandboxOptions;
+  /** The host loopback ports the grant lets the unit connect to. */
+  readonly ports: readonly number[];
+  /** Starts the port relays, if any; returns the sandbox options with the grant's binds. */
+  open(): Promise<SandboxOptions>;
+  /** Stops the port relays. */
+  close(): Promise<void>;
   /** Debits the interval on the ledger; returns the spend's summary. */
   debit(r: RunUnitResult): GrantDebit;
 }
@@ -103,9 +120,13 @@ export function prepareGrantRun(
   const folder = sandbox.workspaceFolder ?? "/work";
   const map = mapScope(leaf.scope, folder);
   const mode = requireWorkspace(map, folder);
+  const amendments = typeof v.amendments === "string" ? v.amendments : undefined;
+  // The chain in force now: the leaf as its issuer's amendments leave it (jcp §4.7), re-read each time.
+  const inForce = (): readonly EffectiveGrant[] =>
+    amendments === undefined ? grants : [...grants.slice(0, -1), amendedLeaf(envs, amendments)];
   const remainingNow = (): bigint => {
     const { ledger } = verifiedLedger(ledgerPath, opts);
-    return minRemaining(grants, (a) => ledger.used(a).uj);
+    return minRemaining(inForce(), (a) => ledger.used(a).uj);
   };
   const startRemaining = remainingNow();
   if (startRemaining <= 0n)
@@ -118,12 +139,23 @@ export function prepareGrantRun(
       return 0n;
     }
   });
+  const ports = loopbackPorts(leaf.scope);
+  let fwd: Forwarders | null = null;
+  const base: SandboxOptions = { ...sandbox, binds: map.binds, workspaceReadOnly: mode === "ro" };
   return {
     grantsId: grantsId([leaf.address]),
     chain: grants,
     watch,
     startRemaining,
-    sandbox: { ...sandbox, binds: map.binds, workspaceReadOnly: mode === "ro" },
+    ports,
+    async open() {
+      if (ports.length === 0) return base;
+      fwd = await startForwarders(ports);
+      return { ...base, binds: [...map.binds, fwd.bind], wrap: fwd.wrap };
+    },
+    async close() {
+      await fwd?.stop();
+    },
     debit(r) {
       const uj = r.receipt.receipt.total_uj;
       const req = {
@@ -132,7 +164,7 @@ export function prepareGrantRun(
         cites: { attestation: r.address, energy: r.receiptAddress },
       };
       const { state, receipt, retries } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
-      const left = minRemaining(grants, (a) => state.ledger.used(a).uj);
+      const left = minRemaining(inForce(), (a) => state.ledger.used(a).uj);
       return {
         ledger: ledgerPath,
         spent_uj: uj,

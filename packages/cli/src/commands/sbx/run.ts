@@ -321,6 +321,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     };
     process.on("SIGINT", stop).on("SIGTERM", stop);
     let r: RunUnitResult;
+    const granted = grant ? await grant.open() : null;
     try {
       r = await runUnit({
         argv: positionals,
@@ -332,7 +333,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         policy,
         ...(gate ? { execPolicy: gate.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),
-        ...(sandbox ? { sandbox: grant?.sandbox ?? sandbox } : {}),
+        ...(sandbox ? { sandbox: granted ?? sandbox } : {}),
         ...(grant ? { live: grant.watch } : {}),
         ...(timeoutMs ? { timeoutMs } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
@@ -346,6 +347,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       });
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
+      await grant?.close();
     }
     const debit: GrantDebit | undefined = grant?.debit(r);
     const s = {
