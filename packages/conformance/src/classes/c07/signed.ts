@@ -1,11 +1,6 @@
 // C7 signed-manifest vectors: verification broken systematically, and satisfaction.
 import { addressOf, blake3, canonicalize, toHex, utf8, type Json, type JsonObject } from "@sbx/wire";
-import {
-  ingestManifest,
-  MANIFEST_PAYLOAD_TYPE,
-  offerFor,
-  signManifest,
-} from "@sbx/sandbox-attest/manifest";
+import { ingestManifest, MANIFEST_PAYLOAD_TYPE, offerFor, signManifest } from "@sbx/sandbox-attest/manifest";
 import { errCase, flipBase64Byte, okCase, signedRaw } from "../../generate/build.ts";
 import { manifestOutputOracle } from "../../oracle/manifest.ts";
 import type { Vector } from "../../types.ts";
