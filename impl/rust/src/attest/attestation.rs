@@ -55,15 +55,47 @@ fn statement_ok(s: &Value) -> bool {
         && s.get("subject").and_then(Value::as_arr).has(|a| a.len() == 1 && subject_ok(&a[0]))
 }
 
+/// stopped_ok: §7.2's optional `stopped`, a code `[A-Z][A-Za-z]{0,63}` (why the host stopped the unit).
+fn stopped_ok(v: Option<&Value>) -> bool {
+    v.none_or(|v| {
+        v.as_str().has(|s| {
+            let b = s.as_bytes();
+            !b.is_empty() && b.len() <= 64 && b[0].is_ascii_uppercase() && b.iter().all(u8::is_ascii_alphabetic)
+        })
+    })
+}
+
+/// limits_ok: §7.2's optional `limits`, 1–3 of "disk", "memory", "pids", strictly ascending.
+fn limits_ok(v: Option<&Value>) -> bool {
+    v.none_or(|v| {
+        v.as_arr().has(|a| {
+            let names: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
+            names.has(|n| {
+                !n.is_empty()
+                    && n.iter().all(|x| ["disk", "memory", "pids"].contains(x))
+                    && n.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes())
+            })
+        })
+    })
+}
+
+/// ended_members: an exited or signaled outcome's members, its own one and the optional
+/// `stopped` and `limits` (§7.2 item 2).
+fn ended_members(o: &Value, own: &str) -> bool {
+    let keys = o.keys();
+    keys.iter().all(|k| ["status", own, "stopped", "limits"].contains(k))
+        && keys.contains(&own)
+        && stopped_ok(o.get("stopped"))
+        && limits_ok(o.get("limits"))
+}
+
 fn outcome_ok(o: &Value) -> bool {
     match o.get("status").and_then(Value::as_str) {
         Some("exited") => {
-            wire::exact_members(o, &["status", "exit_code"])
-                && o.get("exit_code").and_then(Value::as_int).has(|c| (0..=255).contains(&c))
+            ended_members(o, "exit_code") && o.get("exit_code").and_then(Value::as_int).has(|c| (0..=255).contains(&c))
         }
         Some("signaled") => {
-            wire::exact_members(o, &["status", "signal"])
-                && o.get("signal").and_then(Value::as_str).has(|s| is_signal(s) && s.len() <= 15)
+            ended_members(o, "signal") && o.get("signal").and_then(Value::as_str).has(|s| is_signal(s) && s.len() <= 15)
         }
         Some("spawn_failed") => {
             wire::exact_members(o, &["status", "reason"])
@@ -180,4 +212,38 @@ pub fn verify_interval(env: &Value, receipt: &Value, events: Option<&[Value]>) -
         ensure(ok, "JournalMismatch")?;
     }
     Ok((a, r.address))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(t: &str) -> bool {
+        outcome_ok(&crate::json::parse_strict(t.as_bytes()).unwrap())
+    }
+
+    // §7.2 item 2 (spec changes from issues 14 and 17): optional `limits` and `stopped` on an
+    // exited or signaled outcome, never on spawn_failed.
+    #[test]
+    fn outcome_limits_and_stopped() {
+        assert!(ok(r#"{"status":"exited","exit_code":0}"#));
+        assert!(ok(r#"{"status":"signaled","signal":"SIGKILL","limits":["memory"]}"#));
+        assert!(ok(r#"{"status":"exited","exit_code":1,"limits":["disk","memory","pids"]}"#));
+        assert!(ok(r#"{"status":"exited","exit_code":1,"stopped":"BudgetExhausted"}"#));
+        assert!(ok(r#"{"status":"signaled","signal":"SIGTERM","stopped":"BudgetExhausted","limits":["pids"]}"#));
+        for bad in [
+            r#"{"status":"exited","exit_code":1,"limits":[]}"#,
+            r#"{"status":"exited","exit_code":1,"limits":["cpu"]}"#,
+            r#"{"status":"exited","exit_code":1,"limits":["pids","memory"]}"#,
+            r#"{"status":"exited","exit_code":1,"limits":["memory","memory"]}"#,
+            r#"{"status":"exited","exit_code":1,"limits":"memory"}"#,
+            r#"{"status":"spawn_failed","reason":"ENOENT","limits":["memory"]}"#,
+            r#"{"status":"spawn_failed","reason":"ENOENT","stopped":"BudgetExhausted"}"#,
+            r#"{"status":"exited","exit_code":1,"stopped":"budgetExhausted"}"#,
+            r#"{"status":"exited","exit_code":1,"stopped":3}"#,
+            r#"{"status":"exited","stopped":"BudgetExhausted"}"#,
+        ] {
+            assert!(!ok(bad), "{bad}");
+        }
+    }
 }

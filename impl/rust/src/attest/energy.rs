@@ -234,14 +234,16 @@ pub fn receipt_form(p: &Value) -> R<(u64, Provenance)> {
     let (start, end) = (int("start_ms").unwrap_or(0), int("end_ms").unwrap_or(0));
     ensure(end >= start, "EnergyBadInterval")?;
     ensure(absent_ok(p.get("absent").unwrap_or(&Value::Null)), "BadEnergyReceipt")?;
-    let (mut sum, mut provs) = (0u64, Vec::new());
+    // §6.1 item 6: the sum is exact (at most 256 components of at most 2⁶⁴−1 fit in a u128), so
+    // components summing above 2⁶⁴−1 equal no total: EnergyTotalMismatch, never AmountOverflow.
+    let (mut sum, mut provs) = (0u128, Vec::new());
     for c in p.get("components").and_then(Value::as_arr).map(Vec::as_slice).unwrap_or(&[]) {
         let (uj, pv) = check_component(c)?;
-        sum = wire::add(sum, uj)?;
+        sum += u128::from(uj);
         provs.push(pv);
     }
     let total = amount(p.get("total_uj"))?;
-    ensure(total == sum, "EnergyTotalMismatch")?;
+    ensure(u128::from(total) == sum, "EnergyTotalMismatch")?;
     Ok((total, weakest(&provs)))
 }
 

@@ -203,10 +203,12 @@ pub fn parse(text: &str, ids: Option<(&Digest, &Digest)>) -> R<Record> {
         ensure(v.get("n").and_then(Value::as_int) == Some(i as i64 + 1), "BadRecord")?;
         let stated = v.get("head").and_then(|h| wire::parse_digest(h).ok()).ok_or(Code("BadRecord"))?;
         let seg = v.get("segment").cloned().unwrap_or(Value::Null);
+        // §13.5 order within a line: the segment's form, then the §13.3 phase and time rules,
+        // and last the stated head.
         let head = wire::chain_next(&rec.head(), &seg);
-        ensure(stated == head, "HeadMismatch")?;
         check_segment(&seg)?;
         rec.apply(&seg)?;
+        ensure(stated == head, "HeadMismatch")?;
         rec.heads.push(head);
         rec.segments.push(seg);
         rec.text.push_str(line);

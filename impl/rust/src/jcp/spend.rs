@@ -13,9 +13,24 @@ pub const SPEND_TYPE: &str = "application/vnd.jcp.spend+json";
 /// §4.3: a receipt payload is at most 4096 bytes.
 pub const SPEND_LIMIT: usize = 4096;
 
+const MEMBERS: &[&str] = &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host"];
+const MEMBERS_CITING: &[&str] = &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host", "cites"];
+
+/// cites_ok: §4.3's optional `cites` is exactly `{attestation, energy}`, both digests.
+fn cites_ok(v: Option<&Value>) -> bool {
+    v.none_or(|c| {
+        wire::exact_members(c, &["attestation", "energy"])
+            && c.get("attestation").has(wire::is_digest)
+            && c.get("energy").has(wire::is_digest)
+    })
+}
+
+/// form is the receipt's form (§4.3, `BadReceipt`): the eight members, or those and `cites`.
 fn form(p: &Value) -> R<()> {
     let int = |n: &str, min: i64| p.get(n).and_then(Value::as_int).has(|x| x >= min);
-    let ok = wire::exact_members(p, &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host"])
+    let members = wire::exact_members(p, MEMBERS) || wire::exact_members(p, MEMBERS_CITING);
+    let ok = members
+        && cites_ok(p.get("cites"))
         && p.get("grant").has(wire::is_digest)
         && p.get("prev").has(wire::is_digest)
         && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
@@ -131,4 +146,35 @@ pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
         ));
     }
     Ok(Value::Obj(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(extra: &str) -> Value {
+        let d = format!("blake3:{}", "a".repeat(64));
+        let host = wire::didkey_encode(&wire::testkey_public("host"));
+        let t = format!(
+            r#"{{"grant":"{d}","seq":1,"prev":"{d}","uj":"1","calls":1,"wall_ms":0,"at_ms":0,"host":"{host}"{extra}}}"#
+        );
+        crate::json::parse_strict(t.as_bytes()).unwrap()
+    }
+
+    // jcp §4.3 (spec change from issue 17): an optional `cites` of exactly two digests.
+    #[test]
+    fn cites_form() {
+        let d = format!("blake3:{}", "b".repeat(64));
+        assert_eq!(form(&receipt("")), Ok(()));
+        assert_eq!(form(&receipt(&format!(r#","cites":{{"attestation":"{d}","energy":"{d}"}}"#))), Ok(()));
+        for bad in [
+            format!(r#","cites":{{"attestation":"{d}","energy":"{d}","x":1}}"#),
+            format!(r#","cites":{{"attestation":"{d}"}}"#),
+            format!(r#","cites":{{"attestation":"{d}","energy":"sha256:00"}}"#),
+            format!(r#","cites":["{d}","{d}"]"#),
+            r#","cites":null"#.to_string(),
+        ] {
+            assert_eq!(form(&receipt(&bad)), Err(Code("BadReceipt")), "{bad}");
+        }
+    }
 }

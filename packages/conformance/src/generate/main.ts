@@ -14,7 +14,7 @@ if (mode === null) {
 // --class C7[,C9]: regenerate only these classes; other classes' vectors are kept as they are on disk.
 const classArg = process.argv.find((a) => a.startsWith("--class="))?.slice(8);
 const only = classArg?.split(",").map((s) => s.trim().toUpperCase());
-const files = renderVectorFiles(await loadClasses(), only);
+const files = await renderVectorFiles(await loadClasses(), only);
 let differ = 0;
 mkdirSync(vectorsDir, { recursive: true });
 for (const [name, text] of files) {

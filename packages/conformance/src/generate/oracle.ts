@@ -37,12 +37,10 @@ function agrees(v: Vector, r: OracleResult): boolean {
   return !r.ok && r.error === v.expect.error;
 }
 
-function implementation(h: Handler | undefined, input: Json): OracleResult {
+async function implementation(h: Handler | undefined, input: Json): Promise<OracleResult> {
   if (h === undefined) return { ok: false, error: "UnknownOp" };
   try {
-    const out = h(input);
-    if (out instanceof Promise) throw new Error("an oracle-checked op must answer synchronously");
-    return { ok: true, output: out };
+    return { ok: true, output: await h(input) };
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string") return { ok: false, error: code };
@@ -54,10 +52,10 @@ function implementation(h: Handler | undefined, input: Json): OracleResult {
  * checkOracles compares each vector with its oracle and with the implementation's handler for its
  * op. Returns one line per disagreement; an empty list means all three agree on every vector.
  */
-export function checkOracles(
+export async function checkOracles(
   vectors: readonly Vector[],
   handlers: Readonly<Record<string, Handler>>,
-): string[] {
+): Promise<string[]> {
   const out: string[] = [];
   for (const v of vectors) {
     const o = oracle(v);
@@ -67,7 +65,7 @@ export function checkOracles(
         ? `ok ${v.output === undefined ? "" : canonicalize(v.output)}`
         : `error ${v.expect.error}`;
     if (!agrees(v, o)) out.push(`${v.id}: the generator states ${want}, the oracle answers ${describe(o)}`);
-    const i = implementation(handlers[v.op], v.input);
+    const i = await implementation(handlers[v.op], v.input);
     if (!agrees(v, i))
       out.push(`${v.id}: the generator states ${want}, the implementation answers ${describe(i)}`);
   }

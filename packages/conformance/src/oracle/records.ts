@@ -5,6 +5,7 @@
 // @sbx/sandbox-attest.
 import {
   addressOf,
+  canonicalize,
   chainGenesis,
   chainNext,
   fromBase64,
@@ -117,7 +118,40 @@ function recordEnergy(o: JsonObject): Json {
   };
 }
 
+/** lastHead is head_n of a record's wire text, recomputed from head₀ over every segment (§13.1). */
+function lastHead(text: string): { head: Digest; n: number } {
+  const { header, segments } = readRecord(text);
+  let head = chainGenesis("sandbox.runrecord/1", [header.unit_id as Digest, header.grants_id as Digest]);
+  for (const s of segments) head = chainNext(head, s);
+  return { head, n: segments.length };
+}
+
+/** runrecord.append (§13.5): the new head, and the record with one line `{head, n, segment}` more. */
+function recordAppend(o: JsonObject): Json {
+  const last = lastHead(o.record as string);
+  const head = chainNext(last.head, o.segment);
+  const line = canonicalize({ head, n: last.n + 1, segment: o.segment as JsonObject });
+  return { head, record: `${o.record as string}${line}\n` };
+}
+
+/** runrecord.resume (§13.4): the resumed segment from the snapshot offered, the time and the idle figure. */
+function recordResume(o: JsonObject): Json {
+  const idle = o.idle as JsonObject;
+  const segment: JsonObject = {
+    kind: "resumed",
+    snapshot: o.offered as JsonObject,
+    at_ms: o.at_ms as number,
+    idle_uj: idle.uj as string,
+    idle_provenance: idle.provenance as string,
+    idle_source: idle.source as string,
+    ...(idle.basis === undefined ? {} : { idle_basis: idle.basis }),
+  };
+  return { segment, head: chainNext(lastHead(o.record as string).head, segment) };
+}
+
 const OPS: Record<string, (o: JsonObject) => Json> = {
+  "runrecord.append": recordAppend,
+  "runrecord.resume": recordResume,
   "energy.receipt.verify": receiptVerify,
   "energy.chain.verify": energyChain,
   "audit.verify": auditVerify,

@@ -326,6 +326,30 @@ function signerVectors(): Vector[] {
       J({ envelope: signedRaw(ENERGY_RECEIPT_TYPE, utf8(body), host) }),
       "NotCanonical",
     ),
+    // §6.1 item 6: the components' sum is exact, so components summing above 2⁶⁴ − 1 can equal no
+    // total_uj: EnergyTotalMismatch, not AmountOverflow (§2.2 would allow either reading).
+    errCase(
+      C,
+      "c2-receipt-sum-above-2-64",
+      "two measured components summing to 2⁶⁴, total_uj 1",
+      "energy.receipt.verify",
+      J({
+        envelope: signPayload(
+          ENERGY_RECEIPT_TYPE,
+          {
+            ...(receipts[0] as unknown as JsonObject),
+            components: [
+              { domain: "gpu", provenance: "measured", source: "nvml:0", uj: "18446744073709551615" },
+              { domain: "cpu", provenance: "measured", source: "nvml:1", uj: "1" },
+            ],
+            total_uj: "1",
+          },
+          host,
+        ),
+        hosts: [host.did],
+      }),
+      "EnergyTotalMismatch",
+    ),
   ];
 }
 

@@ -1,6 +1,6 @@
 // C6 vectors for the wire form (§13.5), splicing (§13.1), resumption (§13.4), energy (§13.6) and the
 // filesystem DAG (§13.8). Breaks are systematic; each expected code follows from the rule broken.
-import { canonicalize, type Json } from "@sbx/wire";
+import { canonicalize, type Json, type JsonObject } from "@sbx/wire";
 import { RunRecord } from "@sbx/sandbox-attest/runrecord";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { Vector } from "../../types.ts";
@@ -33,6 +33,32 @@ export function wireVectors(): Vector[] {
   const full = wire(FULL);
   const ls = lines(full);
   const out: Vector[] = [];
+  // §13.5 order within a line: the segment's form, then the §13.3 phase and time rules, and only
+  // then the stated head. Each case changes a segment and keeps the line's old head, so both the
+  // segment's rule and HeadMismatch apply.
+  const swap = (i: number, seg: JsonObject): string =>
+    join(ls.map((x, j) => (j === i ? canonicalize({ ...(JSON.parse(x) as JsonObject), segment: seg }) : x)));
+  const segOf = (i: number) => (JSON.parse(ls[i]!) as { segment: JsonObject }).segment;
+  out.push(
+    verify(
+      "c6-order-segment-before-head",
+      "line 2's segment of an unknown kind, its stated head kept: BadSegment before HeadMismatch",
+      swap(2, { ...segOf(2), kind: "bogus" }),
+      "BadSegment",
+    ),
+    verify(
+      "c6-order-phase-before-head",
+      "line 1 a resumed segment while active, its stated head kept: PhaseViolation before HeadMismatch",
+      swap(1, segOf(3)),
+      "PhaseViolation",
+    ),
+    verify(
+      "c6-order-time-before-head",
+      "line 3 resumed before it was suspended, its stated head kept: TimeRegression before HeadMismatch",
+      swap(3, { ...segOf(3), at_ms: 1 }),
+      "TimeRegression",
+    ),
+  );
   // every stated head (header and each line), one hex digit changed
   ls.forEach((l, i) => {
     const at = l.indexOf('"head":"blake3:') + 15;
