@@ -231,7 +231,8 @@ ${GRANT_HELP}
   --durable        a durable run (§13) in the run store: a unit with a fresh nonce, an executed
                    segment per active interval, the run id printed first; sbx suspend/resume/close
                    act on it while this command supervises its sandbox (implied by --store and
-                   --detach); the key defaults to the store's host-key.pem
+                   --detach); the key defaults to the store's host-key.pem; Ctrl-C parks the
+                   run (as sbx suspend --release) instead of losing the interval
   --store DIR      the run store of a durable run (default $SBX_STORE, else ~/.local/share/sbx)
   --detach         a durable run supervised in the background: print the run id and return
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,

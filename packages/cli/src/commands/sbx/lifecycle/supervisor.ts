@@ -73,6 +73,7 @@ export class Supervisor {
   #parked: Parked | null = null;
   #released = false;
   #lastSealed: SealedInterval | null = null;
+  #finishing = false;
   #queue: Promise<unknown> = Promise.resolve();
   #server: Server | null = null;
   #end: (e: SupervisorEnd) => void = () => undefined;
@@ -108,7 +109,27 @@ export class Supervisor {
       await live.release();
       throw e;
     }
-    void live.done.then(() => s.#serial(() => s.#exited()));
+    void live.done.then(() =>
+      s
+        .#serial(() => s.#exited())
+        .catch(async (e: unknown) => {
+          // Recording the last interval failed (the record moved, the store broke): say so and
+          // let go; the run stays as the record says, and can be suspended or closed.
+          i.say(`could not record the last interval: ${e instanceof Error ? e.message : String(e)}`);
+          await s.#finish("exited");
+        }),
+    );
+    // Ctrl-C or a TERM parks the run (suspended, released) rather than losing the interval.
+    const park = () => {
+      process.off("SIGINT", park).off("SIGTERM", park);
+      void s
+        .#serial(() => s.suspend(true))
+        .catch((e: unknown) => {
+          i.say(`could not park the run: ${e instanceof Error ? e.message : String(e)}`);
+        });
+    };
+    process.on("SIGINT", park).on("SIGTERM", park);
+    void s.ended.then(() => process.off("SIGINT", park).off("SIGTERM", park));
     return s;
   }
 
@@ -157,7 +178,11 @@ export class Supervisor {
   }
 
   async #finish(reason: SupervisorEnd["reason"]): Promise<void> {
-    await this.#live.release();
+    if (this.#finishing) return;
+    this.#finishing = true;
+    await this.#live.release().catch((e: unknown) => {
+      this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
+    });
     await new Promise<void>((r) => (this.#server ? this.#server.close(() => r()) : r()));
     try {
       unlinkSync(this.#i.paths.socket);
