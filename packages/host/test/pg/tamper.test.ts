@@ -36,7 +36,7 @@ async function threeSegments(tag: string): Promise<{ id: Digest; heads: Digest[]
   return { id, heads };
 }
 
-test("a segment line edited in the database: HeadMismatch on read and on append", async () => {
+test("a segment line edited in the database: HeadMismatch on read and on another host's append", async () => {
   const { id, heads } = await threeSegments("edit line");
   const r = await sql(db.url, "SELECT line FROM sbx_segments WHERE record = $1 AND seq = 2", [raw(id)]);
   const line = (r.rows[0] as { line: Buffer }).line.toString().replace(d("b").slice(7), d("B").slice(7));
@@ -45,10 +45,16 @@ test("a segment line edited in the database: HeadMismatch on read and on append"
     Buffer.from(line),
   ]);
   await assert.rejects(readRun(store, id), code("HeadMismatch"));
-  await assert.rejects(
-    store.appendSegment(id, heads[3]!, { kind: "executed", attestation: d("d") }),
-    code("HeadMismatch"),
-  );
+  // Another host (no verified copy of this record yet) will not append on top of it.
+  const other = await PgStore.open(db.url);
+  try {
+    await assert.rejects(
+      other.appendSegment(id, heads[3]!, { kind: "executed", attestation: d("d") }),
+      code("HeadMismatch"),
+    );
+  } finally {
+    await other.close();
+  }
 });
 
 test("a head column edited (the line untouched): StoreCorrupt", async () => {
