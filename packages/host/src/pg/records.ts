@@ -10,8 +10,9 @@
 // strictly, its line equal byte for byte to the canonical line re-encoded from it, its head recomputed
 // and equal to the row's). The first append a writer makes to a record verifies it from genesis.
 // Then the insert names the head it extends; UNIQUE (record, prev) and (record, seq) let exactly one
-// of several writers commit, the others are told `StaleHead`. Two round trips, no explicit transaction:
-// the single INSERT is atomic and the constraint is the decision.
+// of several writers commit, the others are told `StaleHead`. No explicit transaction: the single
+// INSERT is atomic and the constraint is the decision. A writer extending its own last append makes
+// one round trip (the insert); otherwise two (the new rows, then the insert).
 import type { Pool, PoolClient } from "pg";
 import { bytesEqual, concatBytes, formatDigest, parseDigest, parseStrict, type Digest } from "@sbx/wire";
 import {
@@ -135,7 +136,11 @@ export class RecordWriter {
   /** append inserts `seg` on `expected`: `StaleHead` when the head moved or another writer won it. */
   append(id: Digest, expected: Digest, seg: Segment, token: string): Promise<Digest> {
     return this.#serial(id, async () => {
-      const record = await this.#state(id);
+      // When this writer's verified state ends at `expected`, the read is skipped: should any row
+      // follow it in the database, that row's prev is `expected` and the insert fails on
+      // UNIQUE (record, prev) — StaleHead, exactly as if the row had been read.
+      const known = this.#known.get(id);
+      const record = known?.head === expected ? known : await this.#state(id);
       if (record.head !== expected)
         throw new SandboxAttestError("StaleHead", `head is ${record.head}, expected ${expected}`);
       record.check(seg);
@@ -152,7 +157,8 @@ export class RecordWriter {
           throw new SandboxAttestError("StaleHead", `another writer extended head ${expected}`, { cause: e });
         throw e;
       }
-      return head; // the cached state learns this row on the next read, verified like any other
+      record.append(seg); // committed: the verified state now ends at `head`
+      return head;
     });
   }
 }
