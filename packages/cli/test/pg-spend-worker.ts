@@ -6,7 +6,7 @@ import { testKey, type Envelope } from "@sbx/wire";
 import { PgStore } from "@sbx/host/pg";
 import { spendOnLog } from "../src/ledgerstore.ts";
 
-const [url, name, chainFile, go, count, index, hosts] = process.argv.slice(2) as string[] as [
+const [url, name, chainFile, go, count, index, hosts] = process.argv.slice(2) as [
   string,
   string,
   string,

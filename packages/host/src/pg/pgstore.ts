@@ -2,8 +2,9 @@
 // hosts. Objects stream in chunks (objects.ts); signed objects are kept as their canonical bytes;
 // run records are a header row and one row per segment.
 //
-// Compare-and-append: an append reads the record and verifies it from genesis, refuses a moved head
-// (`StaleHead`) and every §13.3 refusal, then inserts the segment row naming the head it extends.
+// Compare-and-append (records.ts): an append brings its verified copy of the record up to date (from
+// genesis on its first touch, then the new rows only), refuses a moved head (`StaleHead`) and every
+// §13.3 refusal, then inserts the segment row naming the head it extends.
 // The row's (record, prev) and (record, seq) are unique, so of several hosts extending one head
 // exactly one commits; the others' inserts fail on the constraint and are told `StaleHead`.
 // Readers trust no row: the record's bytes are re-verified from genesis (`HeadMismatch`, …) and each
@@ -20,20 +21,12 @@ import {
   type Digest,
   type Envelope,
 } from "@sbx/wire";
-import {
-  decodeRecord,
-  encodeHeader,
-  encodeSegmentLine,
-  runGenesis,
-  SandboxAttestError,
-  segmentHead,
-  type Segment,
-} from "@sbx/sandbox-attest/runrecord";
+import { encodeHeader, runGenesis, SandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
 import type { Store } from "@sbx/sandbox-attest/store";
-import { HostError } from "../errors.ts";
-import { isUniqueViolation, openPool, redactUrl, tx, withClient, withRetry, type PgOptions } from "./conn.ts";
+import { isUniqueViolation, openPool, redactUrl, withClient, withRetry, type PgOptions } from "./conn.ts";
 import { getObjectStream, objectInfo, putObjectStream, type PutResult } from "./objects.ts";
 import { PgLogStore } from "./pglog.ts";
+import { readVerified, RecordWriter } from "./records.ts";
 import { checkSchema, migrate } from "./schema.ts";
 
 const raw = (a: Digest) => Buffer.from(parseDigest(a));
@@ -44,13 +37,6 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
 }
 
-interface SegmentRow {
-  seq: number;
-  prev: Buffer;
-  head: Buffer;
-  line: Buffer;
-}
-
 /** The PostgreSQL-backed Store. Open with PgStore.open; close when done. */
 export class PgStore implements Store {
   readonly url: string;
@@ -58,12 +44,14 @@ export class PgStore implements Store {
   readonly retryMs: number;
   /** The ledgers kept in the same database. */
   readonly logs: PgLogStore;
+  readonly #writer: RecordWriter;
 
   private constructor(url: string, pool: Pool, retryMs: number) {
     this.url = url;
     this.pool = pool;
     this.retryMs = retryMs;
     this.logs = new PgLogStore(pool, retryMs);
+    this.#writer = new RecordWriter(pool);
   }
 
   /**
@@ -184,12 +172,7 @@ export class PgStore implements Store {
 
   /** readRecordBytes returns the record's wire bytes verified from genesis, or null when there is none. */
   readRecordBytes(id: Digest): Promise<Uint8Array | null> {
-    return withRetry("record read", this.retryMs, () =>
-      tx(this.pool, async (c) => {
-        await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-        return readVerified(c, id);
-      }),
-    );
+    return withRetry("record read", this.retryMs, () => readVerified(this.pool, id));
   }
 
   /**
@@ -199,36 +182,18 @@ export class PgStore implements Store {
    */
   appendSegment(id: Digest, expectedHead: Digest, segment: Segment): Promise<Digest> {
     const token = randomUUID();
-    const attempt = () =>
-      tx(this.pool, async (c) => {
-        const bytes = await readVerified(c, id);
-        if (bytes === null) throw new SandboxAttestError("RecordMissing", `no record ${id}`);
-        const { record } = decodeRecord(bytes);
-        if (record.head !== expectedHead)
-          throw new SandboxAttestError("StaleHead", `head is ${record.head}, expected ${expectedHead}`);
-        record.check(segment);
-        const head = segmentHead(record.head, segment);
-        const n = record.segments.length + 1;
-        const line = encodeSegmentLine(n, head, segment);
-        await c.query(
-          "INSERT INTO sbx_segments (record, seq, prev, head, line, token) VALUES ($1, $2, $3, $4, $5, $6)",
-          [raw(id), n, raw(expectedHead), raw(head), Buffer.from(line), token],
-        );
-        return head;
-      }).catch((e: unknown) => {
-        if (isUniqueViolation(e))
-          throw new SandboxAttestError("StaleHead", `another writer extended head ${expectedHead}`, {
-            cause: e,
-          });
-        throw e;
-      });
     const committed = async () => {
       const r = await this.pool.query<{ head: Buffer }>("SELECT head FROM sbx_segments WHERE token = $1", [
         token,
       ]);
       return r.rows[0] === undefined ? null : dig(r.rows[0].head);
     };
-    return withRetry("append", this.retryMs, attempt, committed);
+    return withRetry(
+      "append",
+      this.retryMs,
+      () => this.#writer.append(id, expectedHead, segment, token),
+      committed,
+    );
   }
 
   /** listRecords returns the id of every record, in byte order. */
@@ -238,28 +203,4 @@ export class PgStore implements Store {
     );
     return r.rows.map((row) => dig(row.id));
   }
-}
-
-/** readVerified reads a record's rows on `c`, checks every row against the chain and returns the bytes. */
-async function readVerified(c: PoolClient, id: Digest): Promise<Uint8Array | null> {
-  const h = await c.query<{ header: Buffer }>("SELECT header FROM sbx_records WHERE id = $1", [raw(id)]);
-  const header = h.rows[0]?.header;
-  if (header === undefined) return null;
-  const s = await c.query<SegmentRow>(
-    "SELECT seq, prev, head, line FROM sbx_segments WHERE record = $1 ORDER BY seq",
-    [raw(id)],
-  );
-  const bytes = concatBytes(new Uint8Array(header), ...s.rows.map((r) => new Uint8Array(r.line)));
-  const { record } = decodeRecord(bytes);
-  if (record.genesis !== id)
-    throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
-  const heads = record.heads; // head₀ first
-  s.rows.forEach((r, i) => {
-    if (r.seq !== i + 1 || dig(r.prev) !== heads[i] || dig(r.head) !== heads[i + 1])
-      throw new HostError(
-        "StoreCorrupt",
-        `record ${id}: segment row ${String(r.seq)} does not match its chain`,
-      );
-  });
-  return bytes;
 }

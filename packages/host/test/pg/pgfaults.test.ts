@@ -115,7 +115,7 @@ function killed(op: string[], step: number): void {
 test("a host SIGKILLed mid-transaction: nothing partial is visible, nothing stays locked", async () => {
   const id = await store.createRecord(d("kill"), d("g"));
   const h1 = await store.appendSegment(id, id, { kind: "executed", attestation: d("before") });
-  killed(["append", id, h1], 1); // the segment row inserted, COMMIT not sent
+  killed(["append", id, h1], 1); // the record read and checked, the one-statement insert not sent
   assert.equal((await readRun(store, id)).head, h1);
   const h2 = await store.appendSegment(id, h1, { kind: "executed", attestation: d("survivor") });
   assert.deepEqual((await readRun(store, id)).heads, [id, h1, h2]);

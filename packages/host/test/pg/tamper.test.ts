@@ -1,0 +1,120 @@
+// Rows altered by hand in the database (§13.7): readers verify what they read, so an edited segment,
+// head column, log entry, chunk or envelope is refused with a code, never trusted for coming from
+// the store — and a writer will not append on top of it.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { canonicalBytes, digestBytes, parseDigest, signPayload, testKey, utf8, type Digest } from "@sbx/wire";
+import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { openSigned, readRun } from "@sbx/sandbox-attest/store";
+import { isHostError } from "../../src/errors.ts";
+import { LOG_GENESIS } from "../../src/log/index.ts";
+import { PgStore } from "../../src/pg/index.ts";
+import { sql, testDb, type TestDb } from "./pgtest.ts";
+
+const d = (s: string): Digest => digestBytes(utf8(s));
+const raw = (a: Digest) => Buffer.from(parseDigest(a));
+const code = (c: string) => (e: unknown) =>
+  (isSandboxAttestError(e) || isHostError(e) || (e as { code?: unknown }).code !== undefined) &&
+  (e as { code: string }).code === c;
+
+let db: TestDb;
+let store: PgStore;
+before(async () => {
+  db = await testDb();
+  store = await PgStore.open(db.url);
+});
+after(async () => {
+  await store.close();
+  await db.done();
+});
+
+async function threeSegments(tag: string): Promise<{ id: Digest; heads: Digest[] }> {
+  const id = await store.createRecord(d(tag), d("g"));
+  const heads = [id];
+  for (const n of ["a", "b", "c"])
+    heads.push(await store.appendSegment(id, heads.at(-1)!, { kind: "executed", attestation: d(n) }));
+  return { id, heads };
+}
+
+test("a segment line edited in the database: HeadMismatch on read and on another host's append", async () => {
+  const { id, heads } = await threeSegments("edit line");
+  const r = await sql(db.url, "SELECT line FROM sbx_segments WHERE record = $1 AND seq = 2", [raw(id)]);
+  const line = (r.rows[0] as { line: Buffer }).line.toString().replace(d("b").slice(7), d("B").slice(7));
+  await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 2", [
+    raw(id),
+    Buffer.from(line),
+  ]);
+  await assert.rejects(readRun(store, id), code("HeadMismatch"));
+  // Another host (no verified copy of this record yet) will not append on top of it.
+  const other = await PgStore.open(db.url);
+  try {
+    await assert.rejects(
+      other.appendSegment(id, heads[3]!, { kind: "executed", attestation: d("d") }),
+      code("HeadMismatch"),
+    );
+  } finally {
+    await other.close();
+  }
+});
+
+test("a head column edited (the line untouched): StoreCorrupt", async () => {
+  const { id } = await threeSegments("edit head");
+  await sql(db.url, "UPDATE sbx_segments SET head = $2 WHERE record = $1 AND seq = 3", [
+    raw(id),
+    raw(d("x")),
+  ]);
+  await assert.rejects(readRun(store, id), code("StoreCorrupt"));
+});
+
+test("a segment row deleted from the middle: refused (BadRecord), not read as a shorter run", async () => {
+  const { id } = await threeSegments("delete row");
+  await sql(db.url, "DELETE FROM sbx_segments WHERE record = $1 AND seq = 2", [raw(id)]);
+  await assert.rejects(readRun(store, id), code("BadRecord"));
+});
+
+test("a header swapped for another run's: HeadMismatch with segments, GenesisMismatch without", async () => {
+  const { id } = await threeSegments("swap header");
+  const other = await store.createRecord(d("other unit"), d("g"));
+  await sql(
+    db.url,
+    "UPDATE sbx_records SET header = (SELECT header FROM sbx_records WHERE id = $2) WHERE id = $1",
+    [raw(id), raw(other)],
+  );
+  await assert.rejects(readRun(store, id), code("HeadMismatch"));
+  const empty = await store.createRecord(d("empty run"), d("g"));
+  await sql(
+    db.url,
+    "UPDATE sbx_records SET header = (SELECT header FROM sbx_records WHERE id = $2) WHERE id = $1",
+    [raw(empty), raw(other)],
+  );
+  await assert.rejects(readRun(store, empty), code("GenesisMismatch"));
+});
+
+test("a ledger entry's payload edited: LogBroken", async () => {
+  let h = LOG_GENESIS;
+  for (const p of ["1", "2", "3"]) h = await store.logs.appendLog("tamper/ledger", h, utf8(p));
+  await sql(db.url, "UPDATE sbx_log_entries SET payload = 'X' WHERE log = 'tamper/ledger' AND seq = 2");
+  await assert.rejects(store.logs.readLog("tamper/ledger"), code("LogBroken"));
+  await assert.rejects(store.logs.appendLog("tamper/ledger", h, utf8("4")), code("LogBroken"));
+});
+
+test("an object's chunk edited: ObjectMismatch; a chunk deleted: StoreCorrupt", async () => {
+  const a = await store.putObject(utf8("object to tamper with"));
+  await sql(db.url, "UPDATE sbx_chunks SET data = 'forged' WHERE address = $1", [raw(a)]);
+  await assert.rejects(store.getObject(a), code("ObjectMismatch"));
+  const b = await store.putObject(utf8("object to lose"));
+  await sql(db.url, "DELETE FROM sbx_object_chunks WHERE address = $1", [raw(b)]);
+  await assert.rejects(store.getObject(b), code("StoreCorrupt"));
+});
+
+test("a signed object's envelope edited: refused when opened (the signature no longer covers it)", async () => {
+  const env = signPayload("application/vnd.test+json", { v: 1 }, testKey("host"));
+  const a = await store.putSigned(env);
+  const forged = { ...env, payload: Buffer.from('{"v":2}').toString("base64") };
+  await sql(db.url, "UPDATE sbx_signed SET envelope = $2 WHERE address = $1", [
+    raw(a),
+    Buffer.from(canonicalBytes(forged)),
+  ]);
+  const back = await store.getSigned(a);
+  assert.throws(() => openSigned(a, back, "application/vnd.test+json"), code("BadSignature"));
+});
