@@ -307,12 +307,20 @@ export class FileStore implements Store {
     return storeWrite("settle", () => settleRecord(this.root, id).report);
   }
   /**
-   * readRun reads a record verified from genesis (§13.4), decoded once, as settled (read-only, like
-   * readRecordBytes): the record and its settled wire bytes. `RecordMissing` when absent.
+   * readRunSync reads a record verified from genesis (§13.4), decoded once, as settled (read-only,
+   * like readRecordBytes): the record and its settled wire bytes. `RecordMissing` when absent. When
+   * the file needed no settling, the next append of this store continues from this state.
    */
   readRunSync(id: Digest): { record: RunRecord; bytes: Uint8Array } {
     const r = readSettledRecord(this.root, id);
+    if (r.report.rolledForward === 0 && r.report.cutBytes === 0)
+      this.#verified.set(id, { record: r.record.fork(), end: r.bytes.length, ino: r.ino, dev: r.dev });
     return { record: r.record, bytes: r.bytes };
+  }
+  /** readRecord (§13.7, optional member): the record verified once, or null when absent. */
+  readRecord(id: Digest): Promise<RunRecord | null> {
+    if (!existsSync(this.recordPath(id))) return Promise.resolve(null);
+    return Promise.resolve().then(() => this.readRunSync(id).record);
   }
   /** inspect reports what settling would do, without writing (for a read-only reader). */
   inspect(id: Digest): SettleReport {

@@ -239,14 +239,16 @@ export function readSettled(root: string, id: Digest): { bytes: Uint8Array; repo
   return { bytes: r.bytes, report: r.report };
 }
 
-/** readSettledRecord is readSettled that also returns the record it verified (decoded once). */
+/** readSettledRecord is readSettled that also returns the record it verified (decoded once) and the file's identity. */
 export function readSettledRecord(
   root: string,
   id: Digest,
-): { bytes: Uint8Array; report: SettleReport; record: RunRecord } {
+): { bytes: Uint8Array; report: SettleReport; record: RunRecord; ino: bigint; dev: bigint } {
   const { fd, claims } = openRecord(root, id, "r");
   let bytes: Uint8Array;
+  let st: { ino: bigint; dev: bigint };
   try {
+    st = fstatSync(fd, { bigint: true });
     bytes = readAll(fd);
   } finally {
     closeSync(fd);
@@ -271,7 +273,7 @@ export function readSettledRecord(
   }
   const cutBytes = rolledForward > 0 ? 0 : decoded.tornBytes;
   const settled = parts.length === 1 ? parts[0]! : concatBytes(...parts);
-  return { bytes: settled, report: { rolledForward, cutBytes }, record: v.record };
+  return { bytes: settled, report: { rolledForward, cutBytes }, record: v.record, ino: st.ino, dev: st.dev };
 }
 
 /** settleRecord (a writer) completes claimed appends and cuts unclaimed torn bytes in the file itself. */

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes, parseDigest, toHex, utf8, type Digest } from "@sbx/wire";
 import { decodeRecord, isSandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
+import { readRun } from "@sbx/sandbox-attest/store";
 import { FileStore, recordPaths } from "../../src/store/index.ts";
 
 const d = (s: string): Digest => digestBytes(utf8(s));
@@ -64,4 +65,19 @@ test("an incomplete claim slot (a crash of the machine) commits nothing and is p
   const r = decodeRecord((await fresh.readRecordBytes(id))!).record;
   assert.equal(r.head, h2);
   assert.equal(r.segments.length, 2);
+});
+
+test("readRun decodes once: the state it verified serves the append that follows (resume)", async () => {
+  const s = FileStore.open(dir(), { create: true });
+  const id = await s.createRecord(UNIT, GRANTS);
+  const h1 = await s.appendSegment(id, id, exec("a"));
+  const fresh = FileStore.open(s.root);
+  const r = await readRun(fresh, id);
+  assert.equal(r.head, h1);
+  const file = s.recordPath(id);
+  const b = readFileSync(file);
+  b[b.indexOf(utf8('"n":1')) + 4] = "7".charCodeAt(0); // not read again by the append
+  writeFileSync(file, b);
+  await fresh.appendSegment(id, h1, exec("b"));
+  await assert.rejects(readRun(FileStore.open(s.root), id), code("BadRecord"));
 });
