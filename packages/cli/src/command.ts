@@ -107,7 +107,13 @@ export function processIo(): Io {
 }
 
 /** Host codes that mean the input cannot be used at all (exit 2), not that it was refused. */
-const UNUSABLE_HOST = new Set(["StoreUnusable", "GateUnavailable", "PoolMissing"]);
+const UNUSABLE_HOST = new Set([
+  "StoreUnusable",
+  "GateUnavailable",
+  "PoolMissing",
+  "RunNotFound",
+  "RunAmbiguous",
+]);
 
 /** A Node system error: errno code, the call that failed, and usually the path. */
 interface SystemError extends Error {

@@ -42,7 +42,15 @@ export type HostErrorCode =
   | "PoolEmpty"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
-  | "LogBroken";
+  | "LogBroken"
+  // §13.10 run archives and run references
+  | "BadArchive"
+  | "DuplicateMember"
+  | "UnexpectedMember"
+  | "ArchiveTooLarge"
+  | "ArchiveIncomplete"
+  | "RunNotFound"
+  | "RunAmbiguous";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

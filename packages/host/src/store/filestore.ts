@@ -22,6 +22,8 @@ import {
   parseCanonical,
   digestBytes,
   envelopeAddress,
+  formatDigest,
+  fromHex,
   parseDigest,
   toHex,
   utf8,
@@ -37,6 +39,7 @@ import { faultPoint, writeFully } from "./fault.ts";
 import {
   appendRecordLine,
   createRecordFile,
+  importRecordFile,
   readSettled,
   readSettledRecord,
   settleRecord,
@@ -316,6 +319,18 @@ export class FileStore implements Store {
     if (r.report.rolledForward === 0 && r.report.cutBytes === 0)
       this.#verified.set(id, { record: r.record.fork(), end: r.bytes.length, ino: r.ino, dev: r.dev });
     return { record: r.record, bytes: r.bytes };
+  }
+  /** importRecordSync publishes a whole, already verified record (records.ts importRecordFile). */
+  importRecordSync(id: Digest, bytes: Uint8Array): boolean {
+    return storeWrite("import record", () => importRecordFile(this.root, id, bytes));
+  }
+  /** recordIds lists the ids of the records the store holds, sorted. */
+  recordIds(): Digest[] {
+    const names = existsSync(join(this.root, "records")) ? readdirSync(join(this.root, "records")) : [];
+    return names
+      .filter((n) => /^[0-9a-f]{64}\.runrecord$/.test(n))
+      .map((n) => formatDigest(fromHex(n.slice(0, 64))))
+      .sort();
   }
   /** readRecord (§13.7, optional member): the record verified once, or null when absent. */
   readRecord(id: Digest): Promise<RunRecord | null> {

@@ -89,6 +89,25 @@ export function createRecordFile(root: string, unitId: Digest, grantsId: Digest)
   return id;
 }
 
+/**
+ * importRecordFile publishes a whole record (verified by the caller) atomically: written to a temp
+ * file, fsynced, linked into place only if the name is free, its folder fsynced. Returns true when
+ * published, false when the store holds exactly these bytes already; `RecordExists` when it holds
+ * another record under this id.
+ */
+export function importRecordFile(root: string, id: Digest, bytes: Uint8Array): boolean {
+  const { file, claims } = recordPaths(root, id);
+  mkdirSync(claims, { recursive: true });
+  const tmp = writeTemp(join(root, "tmp"), bytes);
+  if (publishExclusive(tmp, file)) {
+    fsyncDir(join(root, "records"));
+    return true;
+  }
+  const held = readSettled(root, id).bytes;
+  if (Buffer.compare(held, bytes) === 0) return false;
+  throw new SandboxAttestError("RecordExists", `the store holds another record ${id}`);
+}
+
 /** A record as a writer verified it: its state, the offset its last complete line ends at, its file. */
 export interface VerifiedRecord {
   readonly record: RunRecord;
