@@ -1,4 +1,4 @@
-// §13.10 Run archives: a run's record and every object it references in one file, so a second host
+// §13.13 Run archives: a run's record and every object it references in one file, so a second host
 // can import it into its own store and resume. Members, in this order: `sandbox.runarchive/1`
 // (empty, the format), `record/<id hex>.runrecord` (the §13.5 wire form), `objects/<hex>` (raw
 // bytes), `signed/<hex>.json` (a DSSE envelope's JCS, under its payload address), each kind sorted.

@@ -1,4 +1,4 @@
-// §13.10 The run archive's container: POSIX ustar (IEEE 1003.1-2001), restricted so that there is one
+// §13.13 The run archive's container: POSIX ustar (IEEE 1003.1-2001), restricted so that there is one
 // byte form per content. Every member is a regular file (typeflag '0'), mode 0444, uid/gid 0, mtime 0,
 // empty owner names, written by writeArchive exactly; a reader rebuilds each header from the member's
 // name and size and refuses any header that differs by a byte, padding that is not zero, a missing or

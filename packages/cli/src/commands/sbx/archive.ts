@@ -1,5 +1,5 @@
 // `sbx export RUN > run.tar` and `sbx import run.tar`: a run and every object it references in one
-// ustar file (§13.10), verified completely before anything is written to the importing store.
+// ustar file (§13.13), verified completely before anything is written to the importing store.
 import { writeSync } from "node:fs";
 import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
 import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
@@ -16,7 +16,7 @@ const exportCmd: Command = {
   help: `usage: sbx export RUN [--store DIR] [--out FILE]
   Writes run RUN (its id, or a unique prefix of it) from the run store as one archive: the record
   and every object it references (attestations, receipts, snapshot trees, manifests), which
-  \`sbx import\` on another host verifies and stores (sandbox-attest §13.10). The run must verify and
+  \`sbx import\` on another host verifies and stores (sandbox-attest §13.13). The run must verify and
   every object must be in the store (ArchiveIncomplete otherwise). To stdout, or to FILE (written
   to a temporary sibling, fsynced, renamed into place).
 ${STORE_HELP}
@@ -41,7 +41,7 @@ const importCmd: Command = {
   summary: "verify a run archive completely, then store its objects and record",
   help: `usage: sbx import ARCHIVE (--trust FILE|DID… | --any-signer) [--store DIR] [--json]
   Reads an archive written by \`sbx export\` (at most ${ARCHIVE_LIMITS.maxBytes / 1024 / 1024} MiB, refused from its size
-  before it is read) and verifies all of it before writing anything (sandbox-attest §13.10): the
+  before it is read) and verifies all of it before writing anything (sandbox-attest §13.13): the
   container byte for byte (BadArchive, DuplicateMember), every member's name (UnexpectedMember:
   only the format, one record, objects and signed objects, each named by its address; no paths),
   every object against its address (ObjectMismatch), the record from genesis, every attestation and
