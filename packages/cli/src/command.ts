@@ -107,7 +107,14 @@ export function processIo(): Io {
 }
 
 /** Host codes that mean the input cannot be used at all (exit 2), not that it was refused. */
-const UNUSABLE_HOST = new Set(["StoreUnusable", "GateUnavailable", "PoolMissing", "StoreUnreachable"]);
+const UNUSABLE_HOST = new Set([
+  "StoreUnusable",
+  "GateUnavailable",
+  "PoolMissing",
+  "StoreUnreachable",
+  "RunNotFound",
+  "RunAmbiguous",
+]);
 
 /** A Node system error: errno code, the call that failed, and usually the path. */
 interface SystemError extends Error {

@@ -68,7 +68,15 @@ export type HostErrorCode =
   | "FreezeFailed"
   | "RunBusy"
   | "RunNotLive"
-  | "ControlFailed";
+  | "ControlFailed"
+  // §13.10 run archives and run references
+  | "BadArchive"
+  | "DuplicateMember"
+  | "UnexpectedMember"
+  | "ArchiveTooLarge"
+  | "ArchiveIncomplete"
+  | "RunNotFound"
+  | "RunAmbiguous";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends Error {

@@ -43,16 +43,18 @@ export function removeQuiet(path: string): void {
 }
 
 /**
- * writeTemp writes `bytes` to a new temp file (mode `mode`, default read-only) and fsyncs it; returns
- * its path. On any failure (a full disk included) the temp file is removed before the error is thrown.
+ * writeTemp writes `bytes` to a new temp file (mode `mode`, default read-only) and fsyncs it (unless
+ * `sync` is false: a claim, whose durability is the record's own fsync); returns its path. On any failure (a full disk included) the temp file is removed before the error is thrown.
  */
-export function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444): string {
+export function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444, sync = true): string {
   const p = tempPath(tmpDir);
   const fd = openSync(p, "wx", mode);
   try {
     writeFully(fd, bytes, 0, "temp");
-    faultPoint("fsync-temp");
-    fsyncSync(fd);
+    if (sync) {
+      faultPoint("fsync-temp");
+      fsyncSync(fd);
+    }
   } catch (e) {
     closeSync(fd);
     removeQuiet(p);

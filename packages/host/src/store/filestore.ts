@@ -22,13 +22,15 @@ import {
   parseCanonical,
   digestBytes,
   envelopeAddress,
+  formatDigest,
+  fromHex,
   parseDigest,
   toHex,
   utf8,
   type Digest,
   type Envelope,
 } from "@sbx/wire";
-import type { Segment } from "@sbx/sandbox-attest/runrecord";
+import type { RunRecord, Segment } from "@sbx/sandbox-attest/runrecord";
 import { checkObject, type Store } from "@sbx/sandbox-attest/store";
 import { HostError, isHostError } from "../errors.ts";
 import { hashOpenFile } from "../fsat/tree.ts";
@@ -37,10 +39,13 @@ import { faultPoint, writeFully } from "./fault.ts";
 import {
   appendRecordLine,
   createRecordFile,
+  importRecordFile,
   readSettled,
+  readSettledRecord,
   settleRecord,
   recordPaths,
   type SettleReport,
+  type VerifiedRecord,
 } from "./records.ts";
 
 /** The marker file's content; a directory without it is not a store. */
@@ -84,6 +89,8 @@ function pidAlive(pid: number): boolean {
 export class FileStore implements Store {
   readonly root: string;
   readonly #dirty = new Set<string>();
+  /** Per record, the state this store last verified or wrote: appends continue from it (records.ts). */
+  readonly #verified = new Map<Digest, VerifiedRecord>();
 
   private constructor(root: string) {
     this.root = root;
@@ -287,13 +294,48 @@ export class FileStore implements Store {
    * `StoreWriteFailed` only when nothing was committed.
    */
   appendSegment(id: Digest, expectedHead: Digest, segment: Segment): Promise<Digest> {
-    return Promise.resolve().then(() =>
-      storeWrite("append", () => appendRecordLine(this.root, id, expectedHead, segment)),
-    );
+    return Promise.resolve().then(() => this.appendSegmentSync(id, expectedHead, segment));
+  }
+  /** appendSegmentSync is appendSegment, synchronous; it continues from the state this store last verified. */
+  appendSegmentSync(id: Digest, expectedHead: Digest, segment: Segment): Digest {
+    const cached = this.#verified.get(id) ?? null;
+    this.#verified.delete(id); // re-entered only once the append has verified and written it
+    const r = storeWrite("append", () => appendRecordLine(this.root, id, expectedHead, segment, cached));
+    if (r.verified !== null) this.#verified.set(id, r.verified);
+    return r.head;
   }
   /** settle (a writer) completes or cuts back a record file's tail after a crash and reports what it did. */
   settle(id: Digest): SettleReport {
+    this.#verified.delete(id);
     return storeWrite("settle", () => settleRecord(this.root, id).report);
+  }
+  /**
+   * readRunSync reads a record verified from genesis (§13.4), decoded once, as settled (read-only,
+   * like readRecordBytes): the record and its settled wire bytes. `RecordMissing` when absent. When
+   * the file needed no settling, the next append of this store continues from this state.
+   */
+  readRunSync(id: Digest): { record: RunRecord; bytes: Uint8Array } {
+    const r = readSettledRecord(this.root, id);
+    if (r.report.rolledForward === 0 && r.report.cutBytes === 0)
+      this.#verified.set(id, { record: r.record.fork(), end: r.bytes.length, ino: r.ino, dev: r.dev });
+    return { record: r.record, bytes: r.bytes };
+  }
+  /** importRecordSync publishes a whole, already verified record (records.ts importRecordFile). */
+  importRecordSync(id: Digest, bytes: Uint8Array): boolean {
+    return storeWrite("import record", () => importRecordFile(this.root, id, bytes));
+  }
+  /** recordIds lists the ids of the records the store holds, sorted. */
+  recordIds(): Digest[] {
+    const names = existsSync(join(this.root, "records")) ? readdirSync(join(this.root, "records")) : [];
+    return names
+      .filter((n) => /^[0-9a-f]{64}\.runrecord$/.test(n))
+      .map((n) => formatDigest(fromHex(n.slice(0, 64))))
+      .sort();
+  }
+  /** readRecord (§13.7, optional member): the record verified once, or null when absent. */
+  readRecord(id: Digest): Promise<RunRecord | null> {
+    if (!existsSync(this.recordPath(id))) return Promise.resolve(null);
+    return Promise.resolve().then(() => this.readRunSync(id).record);
   }
   /** inspect reports what settling would do, without writing (for a read-only reader). */
   inspect(id: Digest): SettleReport {

@@ -4,6 +4,6 @@ export { writeFileDurably } from "./durable.ts";
 export type { OpenStoreOptions } from "./filestore.ts";
 export { recordPaths } from "./records.ts";
 export type { SettleReport } from "./records.ts";
-export { verifyRecordFiles, isHeadArg } from "./verifyfiles.ts";
+export { verifyRecordFiles, verifyRunFile, reportOf, storeObjects, isHeadArg } from "./verifyfiles.ts";
 export type { FilesReport, SegmentReport, VerifyFilesOptions } from "./verifyfiles.ts";
 export { faultPoint } from "./fault.ts";

@@ -1,24 +1,17 @@
-// §13.9 Verification of a run from files alone: the record file (§13.5) verified from genesis, then
-// every object it references that the store holds: each executed segment's attestation (§7.4, bound
-// to the record's unit and grant set and, when it cites one, to the head it continued from), its
-// energy receipt object, each snapshot's filesystem tree (§13.8), memory image and manifest object.
-// Missing objects are listed, not guessed at; energy is reported active + idle, complete or not.
+// §13.9 Verification of a run from files alone: the I/O for verifyRun (sandbox-attest/store), which
+// holds every rule: the record file read as its store will settle it, objects read from the store,
+// snapshot leaves hashed as streams. The report is what `sbx verify` prints.
 import { readFileSync, statSync } from "node:fs";
-import { isWireError, isDigest, type Amount, type Digest } from "@sbx/wire";
-import { verifyAttestation, verifyInterval } from "@sbx/sandbox-attest/attestation";
+import { isDigest, type Digest } from "@sbx/wire";
 import {
   decodeRecord,
-  isSandboxAttestError,
-  runEnergy,
   SandboxAttestError,
-  snapshotAddress,
   type RunEnergy,
-  type RunRecord,
   type Segment,
-  type SnapshotRef,
 } from "@sbx/sandbox-attest/runrecord";
+import { verifyRun, type RunObjects, type RunVerification } from "@sbx/sandbox-attest/store";
 import { isHostError } from "../errors.ts";
-import { verifyStoredTree } from "../snapshot/verify.ts";
+import { hashStoredObject } from "../snapshot/verify.ts";
 import type { FileStore } from "./filestore.ts";
 import { readSettled } from "./records.ts";
 
@@ -58,87 +51,6 @@ export interface FilesReport {
   readonly signers: readonly string[];
 }
 
-interface Ctx {
-  readonly store: FileStore | null;
-  readonly record: RunRecord;
-  readonly opts: VerifyFilesOptions;
-  readonly active: Map<Digest, Amount>;
-  readonly missing: string[];
-  readonly checked: FilesReport["checked"];
-  readonly manifests: Set<Digest>;
-  readonly signers: Set<string>;
-}
-
-function checkObjectFile(ctx: Ctx, store: FileStore, address: Digest, what: string): void {
-  if (store.getObjectSync(address) === null) ctx.missing.push(`${what} ${address}`);
-  else ctx.checked.objects++;
-}
-
-function checkAttestation(ctx: Ctx, store: FileStore, att: Digest, n: number): void {
-  const env = readSigned(store, att);
-  if (env === null) return void ctx.missing.push(`attestation ${att}`);
-  const expect = { unitId: ctx.record.unitId, grantsId: ctx.record.grantsId };
-  const v = verifyAttestation(env, expect);
-  if (v.address !== att)
-    throw new SandboxAttestError("ObjectMismatch", `attestation stored as ${att} has address ${v.address}`);
-  const p = v.predicate;
-  if (p.run_head !== undefined && p.run_head !== ctx.record.heads[n - 1])
-    throw new SandboxAttestError(
-      "RunHeadMismatch",
-      `segment ${n}: attestation continues ${p.run_head}, record head was ${ctx.record.heads[n - 1]}`,
-    );
-  if (ctx.opts.hosts !== undefined && !ctx.opts.hosts.includes(p.host))
-    throw new SandboxAttestError("HostMismatch", `segment ${n}: attested by untrusted host ${p.host}`);
-  for (const s of v.signers) ctx.signers.add(s);
-  ctx.manifests.add(p.manifest);
-  ctx.active.set(att, p.energy.total_uj);
-  ctx.checked.attestations++;
-  checkReceipt(ctx, store, env, expect, p.energy.receipt);
-}
-
-// A signed receipt is verified as §7.5 says: every signature, signed by the attestation's host (a
-// host of the trust set, checked above), and bound to the attestation (address, unit, grant set,
-// total, interval, provenance). A receipt kept as a plain object is bound by its address alone.
-function checkReceipt(
-  ctx: Ctx,
-  store: FileStore,
-  att: unknown,
-  expect: { unitId: Digest; grantsId: Digest },
-  receipt: Digest,
-): void {
-  const env = readSigned(store, receipt);
-  if (env !== null) {
-    const r = verifyInterval(att, { receipt: env }, expect);
-    ctx.signers.add(r.receipt.receipt.host);
-    ctx.checked.receipts++;
-  } else if (store.getObjectSync(receipt) !== null) ctx.checked.receipts++;
-  else ctx.missing.push(`receipt ${receipt}`);
-}
-
-function readSigned(store: FileStore, address: Digest): unknown {
-  try {
-    return store.getSignedSync(address);
-  } catch (e) {
-    const code = (e as { code?: string }).code ?? "InvalidJson";
-    throw new SandboxAttestError("ObjectMismatch", `signed object ${address} is unreadable (${code})`, {
-      cause: e,
-    });
-  }
-}
-
-function checkSnapshot(ctx: Ctx, store: FileStore, ref: SnapshotRef, seen: Set<Digest>): void {
-  ctx.manifests.add(ref.manifest);
-  if (seen.has(snapshotAddress(ref))) return;
-  seen.add(snapshotAddress(ref));
-  if (store.getObjectSync(ref.fs_root) === null) ctx.missing.push(`fs_root ${ref.fs_root}`);
-  else {
-    verifyStoredTree(store, ref.fs_root);
-    ctx.checked.trees++;
-  }
-  if (ref.memory !== undefined) checkObjectFile(ctx, store, ref.memory, "memory image");
-  checkObjectFile(ctx, store, ref.manifest, "manifest");
-}
-
 function detail(s: Segment): string {
   if (s.kind === "executed") return `attestation ${s.attestation}`;
   if (s.kind === "suspended")
@@ -147,19 +59,22 @@ function detail(s: Segment): string {
   return `outcome ${s.outcome}`;
 }
 
-function checkObjects(ctx: Ctx): void {
-  const store = ctx.store;
-  if (store === null) return;
-  const seen = new Set<Digest>();
-  ctx.record.segments.forEach((s, i) => {
-    if (s.kind === "executed") checkAttestation(ctx, store, s.attestation, i + 1);
-    else if (s.kind !== "closed") checkSnapshot(ctx, store, s.snapshot, seen);
-  });
-  if (ctx.manifests.size > 1)
-    throw new SandboxAttestError(
-      "ManifestMismatch",
-      `the run cites ${ctx.manifests.size} different manifests`,
-    );
+/** storeObjects is the I/O verifyRun reads a file-backed store through (leaves hashed as streams). */
+export function storeObjects(store: FileStore): RunObjects {
+  return {
+    getObject: (a) => store.getObjectSync(a),
+    getSigned: (a) => store.getSignedSync(a),
+    checkLeaf: (a, size, path) => {
+      const got = hashStoredObject(store, a);
+      if (got === null)
+        throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
+      if (got.digest !== a || got.size !== size)
+        throw new SandboxAttestError(
+          "ObjectMismatch",
+          `object ${a} (${path}) does not match its address or size`,
+        );
+    },
+  };
 }
 
 /**
@@ -191,92 +106,56 @@ function settledView(recordPath: string, store: FileStore | null, raw: Uint8Arra
   }
 }
 
+/** reportOf shapes a run's verification as the report `sbx verify` prints. */
+export function reportOf(run: RunVerification): FilesReport {
+  const phases = { executed: 0, suspended: 0, resumed: 0, closed: 0 };
+  const r = run.record;
+  const segments: SegmentReport[] = [];
+  r?.segments.forEach((s, i) => {
+    phases[s.kind]++;
+    segments.push({ n: i + 1, kind: s.kind, head: r.heads[i + 1]!, detail: detail(s) });
+  });
+  return {
+    valid: run.valid,
+    error: run.error,
+    unit_id: r?.unitId ?? null,
+    grants_id: r?.grantsId ?? null,
+    head: r?.head ?? null,
+    phase: r?.phase ?? null,
+    phases,
+    segments,
+    energy: run.energy,
+    checked: run.checked,
+    missing: run.missing,
+    signers: run.signers,
+  };
+}
+
 /**
- * verifyRecordFiles verifies the record at `recordPath` and, with a store, every object it references
- * (§13.9). Never throws for a bad record or object: the first failure is the report's `error` with its
- * spec code. Throws only when the record file cannot be read at all (the caller's "unusable input").
- * With a store holding the record, an append committed by its claim whose line the writer left
- * half written is verified as committed (the settled view), read-only.
+ * verifyRunFile verifies the record at `recordPath` and, with a store, every object it references
+ * (§13.9, by verifyRun in sandbox-attest: this module supplies only the I/O). Never throws for a bad
+ * record or object: the first failure is the result's `error` with its spec code. Throws only when
+ * the record file cannot be read at all (the caller's "unusable input"). With a store holding the
+ * record, an append committed by its claim whose line the writer left half written is verified as
+ * committed (the settled view), read-only.
  */
+export function verifyRunFile(
+  recordPath: string,
+  store: FileStore | null,
+  opts: VerifyFilesOptions = {},
+): { report: FilesReport; run: RunVerification } {
+  const bytes = settledView(recordPath, store, readFileSync(recordPath));
+  const run = verifyRun(bytes, store === null ? null : storeObjects(store), opts, isHostError);
+  return { report: reportOf(run), run };
+}
+
+/** verifyRecordFiles is verifyRunFile's report alone (§13.9). */
 export function verifyRecordFiles(
   recordPath: string,
   store: FileStore | null,
   opts: VerifyFilesOptions = {},
 ): FilesReport {
-  const bytes = settledView(recordPath, store, readFileSync(recordPath));
-  const phases = { executed: 0, suspended: 0, resumed: 0, closed: 0 };
-  const checked = { attestations: 0, receipts: 0, trees: 0, objects: 0 };
-  const missing: string[] = [];
-  const empty = {
-    unit_id: null,
-    grants_id: null,
-    head: null,
-    phase: null,
-    phases,
-    segments: [],
-    energy: null,
-    checked,
-    missing,
-    signers: [],
-  };
-  let record: RunRecord;
-  try {
-    record = decodeRecord(bytes).record;
-    if (opts.expectHead !== undefined && record.head !== opts.expectHead)
-      throw new SandboxAttestError(
-        "HeadMismatch",
-        `record ends at ${record.head}, expected ${opts.expectHead}`,
-      );
-  } catch (e) {
-    return { valid: false, error: errorOf(e), ...empty };
-  }
-  for (const s of record.segments) phases[s.kind]++;
-  const segments = record.segments.map((s, i) => ({
-    n: i + 1,
-    kind: s.kind,
-    head: record.heads[i + 1]!,
-    detail: detail(s),
-  }));
-  const signers = new Set<string>();
-  const ctx: Ctx = {
-    store,
-    record,
-    opts,
-    active: new Map(),
-    missing,
-    checked,
-    manifests: new Set(),
-    signers,
-  };
-  const base = {
-    unit_id: record.unitId,
-    grants_id: record.grantsId,
-    head: record.head,
-    phase: record.phase,
-    phases,
-    segments,
-    checked,
-    missing,
-  };
-  try {
-    checkObjects(ctx);
-  } catch (e) {
-    return { valid: false, error: errorOf(e), ...base, energy: null, signers: [...signers].sort() };
-  }
-  return {
-    valid: true,
-    error: null,
-    ...base,
-    signers: [...signers].sort(),
-    energy: runEnergy(record.segments, (a) => ctx.active.get(a) ?? null),
-  };
-}
-
-// A refusal is told by its class, never by the look of a code: a coded error of the wire layer or of
-// sandbox-attest or the host is the report's verdict; anything else (an unreadable file) is the caller's.
-function errorOf(e: unknown): { code: string; message: string } {
-  if (!isWireError(e) && !isSandboxAttestError(e) && !isHostError(e)) throw e;
-  return { code: e.code, message: e.message };
+  return verifyRunFile(recordPath, store, opts).report;
 }
 
 /** isHeadArg reports whether a command-line head is a digest. */

@@ -16,3 +16,5 @@ export type { FleetHash, FleetHasher, FleetTreeOps } from "./node.ts";
 export { Fleet, buildFleet, fleetReceipt, signFleetReceipt } from "./build.ts";
 export type { BuildOptions, ReceiptFields } from "./build.ts";
 export { parseFleetReceipt, openFleetReceipt, verifyMembership, verifyFleetConsistency } from "./verify.ts";
+export { fleetItemOfRun } from "./fromrun.ts";
+export type { RunFleetItem } from "./fromrun.ts";

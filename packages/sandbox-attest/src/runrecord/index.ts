@@ -14,8 +14,17 @@ export type {
 export { applySegment, GENESIS_STATE } from "./phase.ts";
 export type { Phase, PhaseState } from "./phase.ts";
 export { RUNRECORD_TAG, RunRecord, runGenesis, segmentHead } from "./record.ts";
-export { RECORD_LINE_MAX, decodeRecord, encodeHeader, encodeRecord, encodeSegmentLine } from "./wire.ts";
-export type { DecodedRecord, DecodeOptions, RecordHeader } from "./wire.ts";
+export {
+  RECORD_LINE_MAX,
+  continueRecord,
+  decodeRecord,
+  encodeHeader,
+  encodeRecord,
+  encodeSegmentLine,
+} from "./wire.ts";
+export type { Continued, DecodedRecord, DecodeOptions, RecordHeader } from "./wire.ts";
+export { readSegmentLine, segmentJcs } from "./line.ts";
+export type { FastLine } from "./line.ts";
 export { checkResume, resumedSegment } from "./resume.ts";
 export type { EnvironmentCheck, IdleEnergy } from "./resume.ts";
 export { runEnergy } from "./energy.ts";

@@ -3,6 +3,8 @@
 import {
   blake3,
   canonicalBytes,
+  createBlake3Chunk,
+  SMALL_INPUT_MAX,
   chainGenesis,
   chainNextBytes,
   concatBytes,
@@ -25,6 +27,26 @@ export function runGenesis(unitId: Digest, grantsId: Digest): Digest {
   return chainGenesis(RUNRECORD_TAG, [unitId, grantsId]);
 }
 
+// One-chunk hasher for the chain step: head (32 raw bytes) ‖ segment JCS is built in its own
+// buffer, so an append copies the segment's bytes once and allocates only the 32-byte result.
+const step = createBlake3Chunk();
+
+/** chainStep writes BLAKE3(prev ‖ src[from, to)) into `out` (§13.1); `out` may be `prev`. */
+function chainStep(prev: Uint8Array, src: Uint8Array, from: number, to: number, out: Uint8Array): void {
+  const len = 32 + to - from;
+  if (len > SMALL_INPUT_MAX) {
+    out.set(blake3(concatBytes(prev, src.subarray(from, to))));
+    return;
+  }
+  const input = step.input;
+  input.set(prev, 0);
+  input.set(from === 0 && to === src.length ? src : src.subarray(from, to), 32);
+  step.digestInto(len, out, 0);
+}
+
+// The next head of an append being checked, before it is accepted into a record.
+const scratch = new Uint8Array(32);
+
 /** segmentHead returns headₙ from headₙ₋₁ and segmentₙ (§13.1). */
 export function segmentHead(prev: Digest, seg: Segment): Digest {
   return chainNextBytes(prev, canonicalBytes(seg));
@@ -41,8 +63,8 @@ export class RunRecord {
   readonly #segments: Segment[] = [];
   readonly #heads: Digest[];
   #state: PhaseState = GENESIS_STATE;
-  /** The current head's raw bytes, kept so an append does not re-parse the hex form. */
-  #raw: Uint8Array;
+  /** The current head's raw bytes, kept so an append does not re-parse the hex form (owned, updated in place). */
+  readonly #raw: Uint8Array;
 
   private constructor(unitId: Digest, grantsId: Digest) {
     this.unitId = unitId;
@@ -83,6 +105,16 @@ export class RunRecord {
     return r;
   }
 
+  /** fork returns an independent copy (a candidate continuation is checked on a fork). */
+  fork(): RunRecord {
+    const r = new RunRecord(this.unitId, this.grantsId);
+    for (const seg of this.#segments) r.#segments.push(seg);
+    for (const h of this.#heads.slice(1)) r.#heads.push(h);
+    r.#state = this.#state;
+    r.#raw.set(this.#raw);
+    return r;
+  }
+
   /** The current head (head₀ for an empty record). */
   get head(): Digest {
     return this.#heads[this.#heads.length - 1]!;
@@ -110,19 +142,83 @@ export class RunRecord {
   }
 
   /**
+   * peek returns the head `append(seg, canonical)` would return, after the same §13.3 checks,
+   * changing nothing: a writer checks a candidate continuation (a claim) with it.
+   */
+  peek(seg: Segment, canonical?: Uint8Array): Digest {
+    applySegment(this.#state, seg);
+    const c = canonical ?? canonicalBytes(seg);
+    chainStep(this.#raw, c, 0, c.length, scratch);
+    return formatDigest(scratch);
+  }
+
+  /**
+   * appendStated is append for a reader that holds the segment's JCS bytes and the head its line
+   * states: the segment is appended only when the recomputed head equals `stated`; otherwise nothing
+   * changes and the recomputed head is returned for the refusal. Returns null on success. With
+   * `from`/`to`, the JCS bytes are canonical[from, to) (a reader's view into a whole file); with
+   * `statedAt`, the 64 hex digits of `stated` are also at canonical[statedAt, statedAt + 64), and
+   * are compared there (`stated` must then be those digits' string, blake3: included).
+   */
+  appendStated(
+    seg: Segment,
+    canonical: Uint8Array,
+    stated: Digest,
+    from = 0,
+    to = canonical.length,
+    statedAt = -1,
+  ): Digest | null {
+    const next = applySegment(this.#state, seg);
+    chainStep(this.#raw, canonical, from, to, scratch);
+    const same = statedAt < 0 ? sameHex(scratch, stated) : sameHexAt(scratch, canonical, statedAt);
+    if (!same || stated.length !== 71) return formatDigest(scratch);
+    this.#raw.set(scratch);
+    this.#state = next;
+    this.#segments.push(seg);
+    this.#heads.push(stated);
+    return null;
+  }
+
+  /**
    * append adds a segment after the §13.3 checks and returns the new head. `canonical`, when given,
    * MUST be the segment's JCS bytes (a reader that already holds them saves re-encoding).
    */
   append(seg: Segment, canonical?: Uint8Array): Digest {
     const next = applySegment(this.#state, seg);
-    const raw = blake3(concatBytes(this.#raw, canonical ?? canonicalBytes(seg)));
-    const head = formatDigest(raw);
-    this.#raw = raw;
+    const c = canonical ?? canonicalBytes(seg);
+    chainStep(this.#raw, c, 0, c.length, this.#raw);
+    const head = formatDigest(this.#raw);
     this.#state = next;
     this.#segments.push(seg);
     this.#heads.push(head);
     return head;
   }
+}
+
+const HEX = "0123456789abcdef";
+// sameHex: does `d` (blake3:<hex>) spell `raw`? Compared code by code, without building a string.
+function sameHex(raw: Uint8Array, d: string): boolean {
+  if (d.length !== 71) return false;
+  for (let i = 0; i < 32; i++) {
+    const x = raw[i]!;
+    if (
+      d.charCodeAt(7 + 2 * i) !== HEX.charCodeAt(x >> 4) ||
+      d.charCodeAt(8 + 2 * i) !== HEX.charCodeAt(x & 15)
+    )
+      return false;
+  }
+  return d.startsWith("blake3:");
+}
+
+const HEX_CODES = Uint8Array.from(HEX, (c) => c.charCodeAt(0));
+// sameHexAt: do the 64 bytes at src[off…] spell `raw` in lowercase hex?
+function sameHexAt(raw: Uint8Array, src: Uint8Array, off: number): boolean {
+  if (off + 64 > src.length) return false;
+  for (let i = 0; i < 32; i++) {
+    const x = raw[i]!;
+    if (src[off + 2 * i] !== HEX_CODES[x >> 4] || src[off + 2 * i + 1] !== HEX_CODES[x & 15]) return false;
+  }
+  return true;
 }
 
 function withIndex<T>(i: number, fn: () => T): T {

@@ -14,6 +14,7 @@ import {
 } from "@sbx/wire";
 import { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
 import { RUNRECORD_TAG, RunRecord, runGenesis } from "./record.ts";
+import { appendExecutedLines, readSegmentLine } from "./line.ts";
 import { parseSegment, type Segment } from "./segment.ts";
 
 /** The longest line accepted, in bytes (segments are small; this bounds work on hostile input). */
@@ -119,8 +120,25 @@ function parseHeader(o: Record<string, Json>, opts: DecodeOptions): RecordHeader
   return { format: RUNRECORD_TAG, unit_id: o.unit_id, grants_id: o.grants_id, head: o.head };
 }
 
-function appendLine(r: RunRecord, l: Line, n: number): void {
+// Appends segment n to `r` and checks the head the line states; a refusal names the line.
+function commit(r: RunRecord, seg: Segment, canonical: Uint8Array, stated: Digest, n: number): void {
   const line = n + 1;
+  let head: Digest | null;
+  try {
+    head = r.appendStated(seg, canonical, stated);
+  } catch (e) {
+    if (isSandboxAttestError(e))
+      throw new SandboxAttestError(e.code, `line ${line}: ${e.message.replace(/^\w+: /, "")}`, { cause: e });
+    throw e;
+  }
+  if (head !== null)
+    throw new SandboxAttestError("HeadMismatch", `line ${line}: recomputed head ${head}, stated ${stated}`);
+}
+
+// The strict reader: any line the fast reader (line.ts) did not accept, so every refusal is made here.
+function appendStrict(r: RunRecord, bytes: Uint8Array, n: number): void {
+  const line = n + 1;
+  const l = parseLine(bytes, line);
   const o = l.value;
   if (Object.keys(o).sort().join(",") !== "head,n,segment" || o.n !== n || !isDigest(o.head))
     badLine(line, `not segment line n=${n}`);
@@ -128,16 +146,71 @@ function appendLine(r: RunRecord, l: Line, n: number): void {
   // which is also the hash input: one canonicalisation serves both checks.
   const segText = canonicalText(o.segment ?? null, line);
   if (l.text !== `{"head":"${o.head}","n":${n},"segment":${segText}}`) badLine(line, "not in canonical form");
-  let head: Digest;
+  commit(r, parseSegment(o.segment), utf8(segText), o.head, n);
+}
+
+function appendFast(r: RunRecord, bytes: Uint8Array, n: number): boolean {
+  const fast = readSegmentLine(bytes, n);
   try {
-    head = r.append(parseSegment(o.segment), utf8(segText));
-  } catch (e) {
-    if (isSandboxAttestError(e))
-      throw new SandboxAttestError(e.code, `line ${line}: ${e.message.replace(/^\w+: /, "")}`, { cause: e });
-    throw e;
+    return fast !== null && r.appendStated(fast.seg, fast.canonical, fast.head) === null;
+  } catch {
+    return false;
   }
-  if (head !== o.head)
-    throw new SandboxAttestError("HeadMismatch", `line ${line}: recomputed head ${head}, stated ${o.head}`);
+}
+
+function appendLine(r: RunRecord, bytes: Uint8Array, n: number): void {
+  if (bytes.length > RECORD_LINE_MAX) badLine(n + 1, `longer than ${RECORD_LINE_MAX} bytes`);
+  // A refusal is always the strict reader's: on any doubt the fast result is dropped, unappended.
+  if (!appendFast(r, bytes, n)) appendStrict(r, bytes, n);
+}
+
+// The ASCII text of bytes[from…], or null when they hold anything else (then offsets would differ).
+function asciiText(bytes: Uint8Array, from: number): string | null {
+  try {
+    const text = strictUtf8.decode(bytes.subarray(from));
+    return text.length === bytes.length - from ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+// Appends every complete line from `start`; returns the offset past the last one.
+function appendLines(record: RunRecord, bytes: Uint8Array, start: number, ends: number[] | null): number {
+  const text = asciiText(bytes, start);
+  let at = start;
+  for (;;) {
+    if (text !== null) at = appendExecutedLines(record, bytes, text, start, at, ends);
+    const nl = bytes.indexOf(LF, at);
+    if (nl < 0) return at;
+    appendLine(record, bytes.subarray(at, nl), record.segments.length + 1);
+    at = nl + 1;
+    ends?.push(at);
+  }
+}
+
+/** What continueRecord yields: the byte offset past the last complete line, and the torn tail's length. */
+export interface Continued {
+  readonly end: number;
+  readonly tornBytes: number;
+}
+
+/**
+ * continueRecord verifies the lines of `bytes` from offset `start` (a line boundary) as the
+ * continuation of `record`, appending each segment to it (§13.4 from a verified head: what precedes
+ * `start` is not read again). Same refusals as decodeRecord; a torn tail is refused (`TornRecord`)
+ * unless `allowTorn`. A refusal leaves `record` holding the lines before the refused one.
+ */
+export function continueRecord(
+  record: RunRecord,
+  bytes: Uint8Array,
+  start: number,
+  allowTorn = false,
+): Continued {
+  const at = appendLines(record, bytes, start, null);
+  const tornBytes = bytes.length - at;
+  if (tornBytes > 0 && !allowTorn)
+    throw new SandboxAttestError("TornRecord", `${tornBytes} bytes after the last complete line`);
+  return { end: at, tornBytes };
 }
 
 /**
@@ -147,24 +220,20 @@ function appendLine(r: RunRecord, l: Line, n: number): void {
  * last line feed is refused as `TornRecord` unless `allowTorn`; an empty file is `BadRecord`.
  */
 export function decodeRecord(bytes: Uint8Array, opts: DecodeOptions = {}): DecodedRecord {
-  const lineEnds: number[] = [];
-  let record: RunRecord | null = null;
-  let start = 0;
-  while (start < bytes.length) {
-    const nl = bytes.indexOf(LF, start);
-    if (nl < 0) break;
-    const l = parseLine(bytes.subarray(start, nl), lineEnds.length + 1);
-    if (record === null) {
-      if (canonicalText(l.value, 1) !== l.text) badLine(1, "not in canonical form");
-      const h = parseHeader(l.value, opts);
-      record = RunRecord.create(h.unit_id, h.grants_id);
-    } else appendLine(record, l, lineEnds.length);
-    lineEnds.push(nl + 1);
-    start = nl + 1;
+  const nl = bytes.indexOf(LF);
+  if (nl < 0) {
+    if (bytes.length > 0)
+      throw new SandboxAttestError("TornRecord", `${bytes.length} bytes after the last complete line`);
+    throw new SandboxAttestError("BadRecord", "empty record file");
   }
+  const l = parseLine(bytes.subarray(0, nl), 1);
+  if (canonicalText(l.value, 1) !== l.text) badLine(1, "not in canonical form");
+  const h = parseHeader(l.value, opts);
+  const record = RunRecord.create(h.unit_id, h.grants_id);
+  const lineEnds: number[] = [nl + 1];
+  const start = appendLines(record, bytes, nl + 1, lineEnds);
   const tornBytes = bytes.length - start;
-  if (tornBytes > 0 && (record === null || opts.allowTorn !== true))
+  if (tornBytes > 0 && opts.allowTorn !== true)
     throw new SandboxAttestError("TornRecord", `${tornBytes} bytes after the last complete line`);
-  if (record === null) throw new SandboxAttestError("BadRecord", "empty record file");
   return { record, lineEnds, tornBytes };
 }

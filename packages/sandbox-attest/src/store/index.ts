@@ -4,3 +4,5 @@ export type { ObjectStore, RecordStore, Store } from "./types.ts";
 export { MemoryStore } from "./memory.ts";
 export { readRun, resumeRun } from "./run.ts";
 export type { ResumeRequest } from "./run.ts";
+export { verifyRun } from "./verifyrun.ts";
+export type { RunChecked, RunObjects, RunVerification, VerifyRunOptions } from "./verifyrun.ts";

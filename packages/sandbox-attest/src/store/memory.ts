@@ -2,8 +2,8 @@
 // and as the executable description of what every store must do.
 import { bytesEqual, concatBytes, envelopeAddress, digestBytes, type Digest, type Envelope } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
-import { decodeRecord, encodeHeader, encodeSegmentLine } from "../runrecord/wire.ts";
-import { runGenesis, segmentHead } from "../runrecord/record.ts";
+import { encodeHeader, encodeSegmentLine } from "../runrecord/wire.ts";
+import { RunRecord, runGenesis } from "../runrecord/record.ts";
 import type { Segment } from "../runrecord/segment.ts";
 import { checkObject, type Store } from "./types.ts";
 
@@ -12,6 +12,8 @@ export class MemoryStore implements Store {
   readonly #objects = new Map<Digest, Uint8Array>();
   readonly #signed = new Map<Digest, Envelope>();
   readonly #records = new Map<Digest, Uint8Array>();
+  /** The verified state of each record, so an append continues from its head (§13.7). */
+  readonly #state = new Map<Digest, RunRecord>();
 
   putObject(bytes: Uint8Array): Promise<Digest> {
     const a = digestBytes(bytes);
@@ -39,6 +41,7 @@ export class MemoryStore implements Store {
     if (this.#records.has(id))
       return Promise.reject(new SandboxAttestError("RecordExists", `record ${id} exists`));
     this.#records.set(id, encodeHeader(unitId, grantsId));
+    this.#state.set(id, RunRecord.create(unitId, grantsId));
     return Promise.resolve(id);
   }
   readRecordBytes(id: Digest): Promise<Uint8Array | null> {
@@ -47,13 +50,14 @@ export class MemoryStore implements Store {
   appendSegment(id: Digest, expectedHead: Digest, segment: Segment): Promise<Digest> {
     try {
       const bytes = this.#records.get(id);
-      if (bytes === undefined) throw new SandboxAttestError("RecordMissing", `no record ${id}`);
-      const { record } = decodeRecord(bytes);
+      const record = this.#state.get(id);
+      if (bytes === undefined || record === undefined)
+        throw new SandboxAttestError("RecordMissing", `no record ${id}`);
       if (record.head !== expectedHead)
         throw new SandboxAttestError("StaleHead", `head is ${record.head}, expected ${expectedHead}`);
-      record.check(segment);
-      const head = segmentHead(record.head, segment);
-      const line = encodeSegmentLine(record.segments.length + 1, head, segment);
+      const n = record.segments.length + 1;
+      const head = record.append(segment);
+      const line = encodeSegmentLine(n, head, segment);
       this.#records.set(id, concatBytes(bytes, line));
       return Promise.resolve(head);
     } catch (e) {

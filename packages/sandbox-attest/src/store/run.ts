@@ -8,14 +8,23 @@ import type { SnapshotRef } from "../runrecord/segment.ts";
 import { decodeRecord } from "../runrecord/wire.ts";
 import type { RecordStore } from "./types.ts";
 
-/** readRun reads a record from a store and verifies it from genesis; `RecordMissing` when absent. */
+/**
+ * readRun reads a record from a store and verifies it from genesis, decoding it once (through the
+ * store's readRecord where it has one); `RecordMissing` when absent, `GenesisMismatch` when stored
+ * under another id.
+ */
 export async function readRun(store: RecordStore, id: Digest): Promise<RunRecord> {
-  const bytes = await store.readRecordBytes(id);
-  if (bytes === null) throw new SandboxAttestError("RecordMissing", `no record ${id}`);
-  const { record } = decodeRecord(bytes);
+  const record = await readDecoded(store, id);
+  if (record === null) throw new SandboxAttestError("RecordMissing", `no record ${id}`);
   if (record.genesis !== id)
     throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
   return record;
+}
+
+async function readDecoded(store: RecordStore, id: Digest): Promise<RunRecord | null> {
+  if (store.readRecord !== undefined) return store.readRecord(id);
+  const bytes = await store.readRecordBytes(id);
+  return bytes === null ? null : decodeRecord(bytes).record;
 }
 
 /** What resuming a run needs: the offered snapshot, the environment check, the parked interval's energy. */
@@ -27,7 +36,8 @@ export interface ResumeRequest {
 }
 
 /**
- * resumeRun verifies the record from genesis, applies every §13.4 precondition (`RecordClosed`,
+ * resumeRun verifies the record from genesis (decoded once: the append continues from that state in
+ * a store that keeps it), applies every §13.4 precondition (`RecordClosed`,
  * `PhaseViolation`, `SnapshotMismatch`, `EnvironmentMismatch`) and appends the resumed segment on the
  * head it verified (`StaleHead`/`AppendConflict` when another host got there first). Returns the new head.
  */

@@ -3,6 +3,7 @@
 // Pure: implementations (a directory, memory, a database) supply the I/O.
 import { digestBytes, openEnvelope, type Digest, type Envelope, type Opened } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
+import type { RunRecord } from "../runrecord/record.ts";
 import type { Segment } from "../runrecord/segment.ts";
 
 /** Objects addressed by the BLAKE3 digest of their bytes, and DSSE envelopes by payload address. */
@@ -30,6 +31,12 @@ export interface RecordStore {
    * (`RecordMissing`) and every §13.3 refusal (`PhaseViolation`, `SnapshotMismatch`, `RecordClosed`…).
    */
   appendSegment(id: Digest, expectedHead: Digest, segment: Segment): Promise<Digest>;
+  /**
+   * Optional: the record verified from genesis (§13.4), decoded once, or null when there is none. A
+   * store may continue its next append from the state it verified here instead of verifying again.
+   * readRun uses it where present, and decodes readRecordBytes otherwise.
+   */
+  readRecord?(id: Digest): Promise<RunRecord | null>;
 }
 
 /** A store holds both. */

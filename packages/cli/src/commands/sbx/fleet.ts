@@ -1,13 +1,12 @@
 // `sbx fleet …`: fleet records (§16) — build a signed fleet receipt from a directory of run records
 // (with a progress bar on stderr), prove an item's membership, verify a proof against a receipt,
 // and verify that a later receipt only appended to an earlier one.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Envelope } from "@sbx/wire";
-import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
-import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import {
   buildFleet,
+  fleetItemOfRun,
   openFleetReceipt,
   signFleetReceipt,
   verifyFleetConsistency,
@@ -16,8 +15,7 @@ import {
   type FleetItem,
   type MembershipProof,
 } from "@sbx/sandbox-attest/fleet";
-import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import { FileStore, verifyRecordFiles } from "@sbx/host/store";
+import { FileStore, verifyRunFile } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { readKey, readPrincipal } from "../../keyfile.ts";
 import { readJsonInput, writeJsonOutput } from "../../files.ts";
@@ -67,32 +65,9 @@ function recordItem(
   store: FileStore,
   hosts: readonly string[] | undefined,
 ): { item: FleetItem; start: number; end: number } {
-  const report = verifyRecordFiles(path, store, hosts ? { hosts } : {});
-  if (!report.valid || report.head === null)
-    throw new SandboxAttestError(
-      "BadFleetItem",
-      `${path}: ${report.error?.code ?? "invalid"} ${report.error?.message ?? ""}`,
-    );
-  if (report.energy?.complete !== true)
-    throw new SandboxAttestError("BadFleetItem", `${path}: energy not resolvable from the store`);
-  const segs = decodeRecord(readFileSync(path)).record.segments;
-  const last = segs[segs.length - 1];
-  if (last?.kind !== "closed") throw new SandboxAttestError("BadFleetItem", `${path}: the run is not closed`);
-  let start = last.at_ms;
-  for (const s of segs)
-    if (s.kind === "executed")
-      start = Math.min(
-        start,
-        verifyAttestation(store.getSignedSync(s.attestation)).predicate.interval.start_ms,
-      );
-    else start = Math.min(start, s.at_ms);
-  const item: FleetItem = {
-    item: basename(path).replace(/\.runrecord$/, ""),
-    head: report.head,
-    energy_uj: report.energy.total_uj,
-    outcome: last.outcome,
-  };
-  return { item, start, end: last.at_ms };
+  const { run } = verifyRunFile(path, store, hosts ? { hosts } : {});
+  const made = fleetItemOfRun(run, basename(path).replace(/\.runrecord$/, ""));
+  return { item: made.item, start: made.start_ms, end: made.end_ms };
 }
 
 const build: Command = {

@@ -1,0 +1,78 @@
+// `sbx export RUN > run.tar` and `sbx import run.tar`: a run and every object it references in one
+// ustar file (§13.13), verified completely before anything is written to the importing store.
+import { writeSync } from "node:fs";
+import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
+import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
+import { readInput, writeOutput } from "../../files.ts";
+import { resolveRun } from "../../runref.ts";
+import { openRunStore } from "../../runstore.ts";
+import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
+
+const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+
+const exportCmd: Command = {
+  name: "export",
+  summary: "write a run and every object it references as one archive (ustar)",
+  help: `usage: sbx export RUN [--store DIR] [--out FILE]
+  Writes run RUN (its id, or a unique prefix of it) from the run store as one archive: the record
+  and every object it references (attestations, receipts, snapshot trees, manifests), which
+  \`sbx import\` on another host verifies and stores (sandbox-attest §13.13). The run must verify and
+  every object must be in the store (ArchiveIncomplete otherwise). To stdout, or to FILE (written
+  to a temporary sibling, fsynced, renamed into place).
+${STORE_HELP}
+exit: 0 written, 1 refused (the code names why), 2 usage error, unknown run or unusable store`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      store: { type: "string" },
+      out: { type: "string" },
+    });
+    if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
+    const store = openRunStore(values.store, false);
+    const bytes = exportRun(store, resolveRun(store, positionals[0]));
+    if (values.out !== undefined) writeOutput(values.out, bytes, { what: "archive" });
+    else if (io.bytes) writeBytes(io, "out", bytes);
+    else for (let at = 0; at < bytes.length;) at += writeSync(1, bytes, at);
+    return Promise.resolve(EXIT.ok);
+  },
+};
+
+const importCmd: Command = {
+  name: "import",
+  summary: "verify a run archive completely, then store its objects and record",
+  help: `usage: sbx import ARCHIVE (--trust FILE|DID… | --any-signer) [--store DIR] [--json]
+  Reads an archive written by \`sbx export\` (at most ${ARCHIVE_LIMITS.maxBytes / 1024 / 1024} MiB, refused from its size
+  before it is read) and verifies all of it before writing anything (sandbox-attest §13.13): the
+  container byte for byte (BadArchive, DuplicateMember), every member's name (UnexpectedMember:
+  only the format, one record, objects and signed objects, each named by its address; no paths),
+  every object against its address (ObjectMismatch), the record from genesis, every attestation and
+  receipt signature as \`sbx verify\` checks them, every snapshot tree, that every object the run
+  references is there (ArchiveIncomplete) and nothing else is. Then stores the objects durably and
+  publishes the record last, atomically: killed at any point, the store shows the run whole or not
+  at all. A store already holding this exact record exits 0; another record of the same id is
+  refused (RecordExists).
+${TRUST_HELP}
+${STORE_HELP}
+  --json            print {id, head, created, objects, signers, trusted}
+exit: 0 imported (or already held), 1 refused (the code names why), 2 usage error or unusable input`,
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      store: { type: "string" },
+      json: { type: "boolean" },
+      ...TRUST_OPTIONS,
+    });
+    if (positionals.length !== 1) throw new UsageError("exactly one ARCHIVE is required");
+    const trust = trustOf(values);
+    const bytes = readInput(positionals[0]!, "archive", ARCHIVE_LIMITS.maxBytes);
+    const store = openRunStore(values.store, true);
+    const r = await importRunArchive(store, bytes, trust.keys ?? undefined);
+    const signers = r.signers;
+    if (values.json === true) printJson(io, { ...r, trusted: trust.keys !== null });
+    else
+      io.out(
+        `${r.created ? "imported" : "already held"}: run ${r.id} at head ${r.head}, ${r.objects} objects; signers ${signers.join(", ") || "none"}; ${verdict(trust)}`,
+      );
+    return EXIT.ok;
+  },
+};
+
+export const commands: Command[] = [exportCmd, importCmd];

@@ -1,0 +1,128 @@
+// `sbx runs` and `sbx show RUN`: the runs of the run store, each verified from genesis (§13.9) with
+// the objects the store holds, with phase, segments and energy so far (§13.6: receipts + idle).
+import { reportOf, storeObjects, type FileStore } from "@sbx/host/store";
+import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
+import type { Digest } from "@sbx/wire";
+import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import { resolveRun } from "../../runref.ts";
+import { openRunStore } from "../../runstore.ts";
+
+const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+
+function verifyStored(store: FileStore, id: Digest): RunVerification {
+  return verifyRun(store.readRunSync(id).bytes, storeObjects(store), { expectId: id });
+}
+
+/** One run as the list shows it. */
+function summary(id: Digest, v: RunVerification) {
+  const r = v.record;
+  const e = v.energy;
+  return {
+    id,
+    valid: v.valid,
+    error: v.error?.code ?? null,
+    phase: r?.phase ?? null,
+    segments: r?.segments.length ?? 0,
+    head: r?.head ?? null,
+    energy_uj: e?.total_uj ?? null,
+    idle_uj: e?.idle_uj ?? null,
+    energy_complete: e?.complete ?? false,
+  };
+}
+
+const runs: Command = {
+  name: "runs",
+  summary: "list the runs of the run store with phase, segments and energy so far",
+  help: `usage: sbx runs [--store DIR] [--json]
+  Lists every run in the run store: its id, phase (active, parked, closed), number of segments, and
+  energy so far (receipts + idle, µJ; "≥" when an attestation is not in the store). Each record is
+  verified from genesis with the objects the store holds; one that does not verify is listed as
+  INVALID with its code.
+${STORE_HELP}
+  --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete}
+exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      store: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length !== 0) throw new UsageError("sbx runs takes no arguments");
+    const store = openRunStore(values.store, false);
+    const rows = store.recordIds().map((id) => summary(id, verifyStored(store, id)));
+    if (values.json === true) printJson(io, rows);
+    else {
+      io.out(`${"run".padEnd(24)} ${"phase".padEnd(7)} ${"segments".padStart(8)}  energy (µJ)`);
+      for (const r of rows)
+        io.out(
+          `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}`,
+        );
+      if (rows.length === 0) io.out(`(no runs in ${store.root})`);
+    }
+    return Promise.resolve(rows.every((r) => r.valid) ? EXIT.ok : EXIT.invalid);
+  },
+};
+
+function printShow(io: Io, id: Digest, v: RunVerification): void {
+  const rep = reportOf(v);
+  io.out(`run ${id}  phase ${rep.phase ?? "?"}  head ${rep.head ?? "?"}`);
+  io.out(`unit ${rep.unit_id ?? "?"}  grants ${rep.grants_id ?? "?"}`);
+  for (const s of rep.segments) io.out(`  ${String(s.n).padStart(3)} ${s.kind.padEnd(9)} ${s.detail}`);
+  const e = v.energy;
+  if (e !== null) {
+    const idle = e.idle_by_provenance;
+    io.out(
+      `energy: active ${e.active_uj} µJ (receipts) + idle ${e.idle_uj} µJ = ${e.total_uj} µJ${e.complete ? "" : " (lower bound)"}`,
+    );
+    io.out(
+      `  idle by provenance: measured ${idle.measured}, attributed ${idle.attributed}, estimated ${idle.estimated}`,
+    );
+    for (const [a, att] of v.attestations)
+      io.out(
+        `  receipt of ${a.slice(0, 23)}…: ${att.predicate.energy.total_uj} µJ ${att.predicate.energy.provenance}`,
+      );
+  }
+  io.out(
+    `objects: ${v.objects.signed.length} signed, ${v.objects.plain.length} plain; signers ${v.signers.join(", ") || "none"}`,
+  );
+  for (const a of v.objects.signed) io.out(`  signed ${a}`);
+  for (const a of v.objects.plain) io.out(`  object ${a}`);
+  for (const m of v.missing) io.out(`  not in store: ${m}`);
+  if (!v.valid) io.out(`INVALID ${v.error?.code ?? ""}: ${v.error?.message ?? ""}`);
+}
+
+const show: Command = {
+  name: "show",
+  summary: "show one run: segments, energy by provenance including idle, objects",
+  help: `usage: sbx show RUN [--store DIR] [--json]
+  Shows run RUN (its id or a unique prefix of it), verified from genesis with the objects the store
+  holds: every segment, energy as receipts (active) + idle with idle energy by provenance (measured,
+  attributed, estimated), each attestation's receipt, and every object the run references.
+${STORE_HELP}
+  --json            print {id, report, objects, attestations}
+exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or unusable store`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      store: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
+    const store = openRunStore(values.store, false);
+    const id = resolveRun(store, positionals[0]);
+    const v = verifyStored(store, id);
+    if (values.json === true)
+      printJson(io, {
+        id,
+        report: reportOf(v),
+        objects: v.objects,
+        attestations: [...v.attestations].map(([a, x]) => ({
+          address: a,
+          host: x.predicate.host,
+          energy: x.predicate.energy,
+        })),
+      });
+    else printShow(io, id, v);
+    return Promise.resolve(v.valid ? EXIT.ok : EXIT.invalid);
+  },
+};
+
+export const commands: Command[] = [runs, show];

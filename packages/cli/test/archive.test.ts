@@ -1,0 +1,148 @@
+// `sbx export` / `sbx import` (§13.10), `sbx runs`, `sbx show`: a run moved between stores, every
+// byte of the archive tamper-checked, hostile archives refused with codes, and an import killed at
+// every write step leaves the run either absent or whole.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, ftruncateSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { testKey, utf8 } from "@sbx/wire";
+import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { isHostError } from "@sbx/host";
+import { openRunArchive, readArchive, writeArchive } from "@sbx/host/archive";
+import { FileStore, verifyRecordFiles } from "@sbx/host/store";
+import { runCli } from "../src/main.ts";
+import { fixtureRun } from "../../host/test/store/fixture-run.ts";
+
+const HOST = testKey("host").did;
+
+async function sbx(args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli("sbx", args, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+const tmp = () => mkdtempSync(join(tmpdir(), "sbx-ar-"));
+
+test("export → import into a second store: verifies there, runs and show list it, re-import is a no-op", async () => {
+  const run = await fixtureRun();
+  const s1 = run.store.root;
+  const list = await sbx(["runs", "--store", s1, "--json"]);
+  assert.equal(list.code, 0, list.err);
+  const [row] = JSON.parse(list.out) as { id: string; phase: string; segments: number; energy_uj: string }[];
+  assert.equal(row?.segments, 5);
+  assert.equal(row.energy_uj, "4420000");
+  const shown = await sbx(["show", row.id.slice(7, 19), "--store", s1]);
+  assert.equal(shown.code, 0, shown.err);
+  assert.match(shown.out, /idle by provenance/);
+  assert.match(shown.out, /objects: \d+ signed, \d+ plain/);
+  assert.equal((await sbx(["show", "ffff", "--store", s1])).code, 2, "unknown run");
+  const archive = join(tmp(), "run.tar");
+  const ex = await sbx(["export", row.id, "--store", s1, "--out", archive]);
+  assert.equal(ex.code, 0, ex.err);
+  const tarList = spawnSync("tar", ["tf", archive], { encoding: "utf8" });
+  assert.equal(tarList.status, 0, "tar reads the archive");
+  assert.match(tarList.stdout, /^sandbox\.runarchive\/1\nrecord\//);
+  const s2 = join(tmp(), "store2");
+  assert.equal((await sbx(["import", archive, "--store", s2, "--trust", testKey("other").did])).code, 1);
+  assert.equal(
+    existsSync(join(s2, "records")) && FileStore.open(s2).recordIds().length > 0,
+    false,
+    "nothing imported",
+  );
+  const im = await sbx(["import", archive, "--store", s2, "--trust", HOST, "--json"]);
+  assert.equal(im.code, 0, im.err);
+  const r = JSON.parse(im.out) as { id: string; created: boolean; signers: string[] };
+  assert.equal(r.created, true);
+  const store2 = FileStore.open(s2, { readOnly: true });
+  const v = verifyRecordFiles(store2.recordPath(r.id as `blake3:${string}`), store2, { hosts: [HOST] });
+  assert.equal(v.valid, true, v.error?.message);
+  assert.equal(v.missing.length, 0);
+  const again = await sbx(["import", archive, "--store", s2, "--any-signer"]);
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out, /already held/);
+});
+
+test("a changed byte anywhere in the archive is refused with a code", async () => {
+  const run = await fixtureRun();
+  const id = run.store.recordIds()[0]!;
+  const archive = join(tmp(), "run.tar");
+  assert.equal((await sbx(["export", id, "--store", run.store.root, "--out", archive])).code, 0);
+  const bytes = readFileSync(archive);
+  openRunArchive(bytes, [HOST]);
+  const codes = new Set<string>();
+  for (let i = 0; i < bytes.length; i++) {
+    const b = new Uint8Array(bytes);
+    b[i]! ^= 0x01;
+    assert.throws(
+      () => openRunArchive(b, [HOST]),
+      (e) =>
+        (isHostError(e) || isSandboxAttestError(e) || (e as { code?: string }).code !== undefined) &&
+        (codes.add((e as { code: string }).code), true),
+      `byte ${i} changed, accepted`,
+    );
+  }
+  assert.ok(codes.has("BadArchive") && codes.size > 2, [...codes].join(","));
+});
+
+test("hostile archives: traversal names, links, duplicates, extra members, oversize", async () => {
+  const run = await fixtureRun();
+  const id = run.store.recordIds()[0]!;
+  const archive = join(tmp(), "run.tar");
+  assert.equal((await sbx(["export", id, "--store", run.store.root, "--out", archive])).code, 0);
+  const members = readArchive(readFileSync(archive), { maxMembers: 100, maxMemberBytes: 1 << 20 });
+  const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+  const traversal = writeArchive([...members, { name: "../../etc/passwd", data: utf8("x") }]);
+  assert.throws(() => openRunArchive(traversal), code("UnexpectedMember"));
+  const dup = writeArchive([...members, members[2]!]);
+  assert.throws(() => openRunArchive(dup), code("DuplicateMember"));
+  const extra = writeArchive([...members, { name: `objects/${"0".repeat(64)}`, data: utf8("x") }]);
+  assert.throws(() => openRunArchive(extra), code("ObjectMismatch"));
+  const link = new Uint8Array(writeArchive(members));
+  link[512 + 156] = "2".charCodeAt(0); // the record member's typeflag (after the empty format member): a symbolic link
+  assert.throws(() => openRunArchive(link), code("BadArchive"));
+  const missing = writeArchive(members.slice(0, -1));
+  assert.throws(() => openRunArchive(missing), code("ArchiveIncomplete"));
+  const big = join(tmp(), "big.tar");
+  const fd = openSync(big, "w");
+  ftruncateSync(fd, 1024 * 1024 * 1024 + 512);
+  closeSync(fd);
+  const r = await sbx(["import", big, "--store", join(tmp(), "s"), "--any-signer"]);
+  assert.equal(r.code, 2, "refused from its size before reading");
+  assert.match(r.err, /OversizeInput/);
+});
+
+test("import killed at every write step: the store reopens, the run is absent or whole, a retry imports it", async () => {
+  const run = await fixtureRun();
+  const id = run.store.recordIds()[0]!;
+  const dir = process.env.SBX_CRASH_DIR ?? tmp();
+  const archive = join(mkdtempSync(join(dir, "sbx-ar-")), "run.tar");
+  assert.equal((await sbx(["export", id, "--store", run.store.root, "--out", archive])).code, 0);
+  // The compiled bin (scripts/test.mjs builds it before the tests run).
+  const bin = join(import.meta.dirname, "../bin/sbx.mjs");
+  const sbxProc = (store: string, at: number) =>
+    spawnSync(process.execPath, [bin, "import", archive, "--store", store, "--trust", HOST], {
+      env: { ...process.env, SBX_STORE_CRASH_AT: String(at) },
+      encoding: "utf8",
+    });
+  let killed = 0;
+  for (let at = 1; ; at++) {
+    const store = mkdtempSync(join(dir, "sbx-imp-"));
+    const p = sbxProc(store, at);
+    if (p.signal !== "SIGKILL") {
+      assert.equal(p.status, 0, p.stderr);
+      break;
+    }
+    killed++;
+    const s = FileStore.open(store, { create: true });
+    for (const rid of s.recordIds()) {
+      const v = verifyRecordFiles(s.recordPath(rid), s, { hosts: [HOST] });
+      assert.ok(v.valid && v.missing.length === 0, `step ${at}: a visible run is not whole`);
+    }
+    const retry = sbxProc(store, 0);
+    assert.equal(retry.status, 0, `step ${at}: retry ${retry.stderr}`);
+  }
+  assert.ok(killed >= 5, `only ${killed} write steps`);
+});

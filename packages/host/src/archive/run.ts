@@ -1,0 +1,166 @@
+// §13.13 Run archives: a run's record and every object it references in one file, so a second host
+// can import it into its own store and resume. Members, in this order: `sandbox.runarchive/1`
+// (empty, the format), `record/<id hex>.runrecord` (the §13.5 wire form), `objects/<hex>` (raw
+// bytes), `signed/<hex>.json` (a DSSE envelope's JCS, under its payload address), each kind sorted.
+// Names are never paths: every object is stored by the address of its content, after checking that
+// the name is that address. Import verifies everything before it writes anything, then writes the
+// objects, makes them durable, and publishes the record last and atomically (link(2)): a crash
+// leaves either no record or the whole run; objects without a record are unreferenced and harmless.
+import {
+  canonicalBytes,
+  digestBytes,
+  envelopeAddress,
+  formatDigest,
+  fromHex,
+  parseCanonical,
+  toHex,
+  parseDigest,
+  type Digest,
+  type Envelope,
+} from "@sbx/wire";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
+import { HostError } from "../errors.ts";
+import type { FileStore } from "../store/filestore.ts";
+import { storeObjects } from "../store/verifyfiles.ts";
+import { readArchive, writeArchive, type ArchiveMember } from "./tar.ts";
+
+/** The format member's name. */
+export const RUN_ARCHIVE_FORMAT = "sandbox.runarchive/1";
+/** Largest archive read (checked from its size before reading), members and member size. */
+export const ARCHIVE_LIMITS = {
+  maxBytes: 1024 * 1024 * 1024,
+  maxMembers: 1_000_000,
+  maxMemberBytes: 512 * 1024 * 1024,
+};
+
+const hexOf = (d: Digest): string => toHex(parseDigest(d));
+
+/**
+ * exportRun returns the archive of run `id` from `store`: refuses a run that does not verify (its
+ * code) or whose objects are not all held (`ArchiveIncomplete`): an archive always holds the whole run.
+ */
+export function exportRun(store: FileStore, id: Digest): Uint8Array {
+  const { bytes } = store.readRunSync(id);
+  const run = verifyRun(bytes, storeObjects(store), { expectId: id });
+  if (!run.valid)
+    throw new SandboxAttestError((run.error?.code ?? "BadRecord") as "BadRecord", run.error?.message ?? "");
+  if (run.missing.length > 0)
+    throw new HostError("ArchiveIncomplete", `the store lacks ${run.missing.join(", ")}`);
+  const members: ArchiveMember[] = [
+    { name: RUN_ARCHIVE_FORMAT, data: new Uint8Array(0) },
+    { name: `record/${hexOf(id)}.runrecord`, data: bytes },
+  ];
+  for (const a of run.objects.plain)
+    members.push({ name: `objects/${hexOf(a)}`, data: store.getObjectSync(a)! });
+  for (const a of run.objects.signed)
+    members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
+  return writeArchive(members);
+}
+
+/** A verified archive: the run's id, record bytes, verification, and its objects by address. */
+export interface OpenedArchive {
+  readonly id: Digest;
+  readonly record: Uint8Array;
+  readonly run: RunVerification;
+  readonly plain: ReadonlyMap<Digest, Uint8Array>;
+  readonly signed: ReadonlyMap<Digest, Envelope>;
+}
+
+const NAME = /^(record|objects|signed)\/([0-9a-f]{64})(\.runrecord|\.json)?$/;
+
+function sortMember(
+  o: { record: [Digest, Uint8Array] | null; plain: Map<Digest, Uint8Array>; signed: Map<Digest, Envelope> },
+  m: ArchiveMember,
+): void {
+  const x = NAME.exec(m.name);
+  const kind = x?.[1];
+  const suffix = x?.[3] ?? "";
+  if (
+    x === null ||
+    (kind === "record") !== (suffix === ".runrecord") ||
+    (kind === "signed") !== (suffix === ".json")
+  )
+    throw new HostError("UnexpectedMember", `member ${m.name} is not part of a run archive`);
+  const address = formatDigest(fromHex(x[2]!));
+  if (kind === "record") {
+    if (o.record !== null) throw new HostError("UnexpectedMember", "more than one record");
+    o.record = [address, m.data];
+  } else if (kind === "objects") {
+    if (digestBytes(m.data) !== address)
+      throw new SandboxAttestError("ObjectMismatch", `member ${m.name} does not hash to its name`);
+    o.plain.set(address, m.data);
+  } else {
+    const env = parseCanonical(m.data) as unknown as Envelope;
+    if (envelopeAddress(env) !== address)
+      throw new SandboxAttestError(
+        "ObjectMismatch",
+        `member ${m.name} is not stored under its payload address`,
+      );
+    o.signed.set(address, env);
+  }
+}
+
+/**
+ * openRunArchive verifies an archive completely, writing nothing: its container (`BadArchive`,
+ * `DuplicateMember`), its members (`UnexpectedMember`: a name that is not the format, one record,
+ * an object or a signed object; `ObjectMismatch`: content that is not its name's address), the run
+ * (verifyRun: every §13/§7 code, `HostMismatch` for a signer outside `hosts`), that every object the
+ * run references is held (`ArchiveIncomplete`) and every member is referenced (`UnexpectedMember`).
+ */
+export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): OpenedArchive {
+  const members = readArchive(bytes, ARCHIVE_LIMITS);
+  if (members[0]?.name !== RUN_ARCHIVE_FORMAT || members[0].data.length !== 0)
+    throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
+  const o = {
+    record: null as [Digest, Uint8Array] | null,
+    plain: new Map<Digest, Uint8Array>(),
+    signed: new Map<Digest, Envelope>(),
+  };
+  for (const m of members.slice(1)) sortMember(o, m);
+  if (o.record === null) throw new HostError("ArchiveIncomplete", "the archive holds no record");
+  const [id, record] = o.record;
+  const run = verifyRun(
+    record,
+    { getObject: (a) => o.plain.get(a) ?? null, getSigned: (a) => o.signed.get(a) ?? null },
+    hosts === undefined ? { expectId: id } : { expectId: id, hosts },
+  );
+  if (!run.valid)
+    throw new SandboxAttestError((run.error?.code ?? "BadRecord") as "BadRecord", run.error?.message ?? "");
+  if (run.missing.length > 0)
+    throw new HostError("ArchiveIncomplete", `the archive lacks ${run.missing.join(", ")}`);
+  const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed]);
+  for (const a of [...o.plain.keys(), ...o.signed.keys()])
+    if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
+  return { id, record, run, plain: o.plain, signed: o.signed };
+}
+
+/** What an import did. */
+export interface ImportResult {
+  readonly id: Digest;
+  readonly head: Digest;
+  /** False when the store already held exactly this record. */
+  readonly created: boolean;
+  readonly objects: number;
+  /** Every did:key whose signature was checked on the run's objects. */
+  readonly signers: readonly string[];
+}
+
+/**
+ * importRunArchive verifies `bytes` (openRunArchive, nothing written before it passes), then stores
+ * every object durably and publishes the record last, atomically. A store holding a record of the
+ * same id with other bytes refuses it (`RecordExists`); the same bytes are already imported.
+ */
+export async function importRunArchive(
+  store: FileStore,
+  bytes: Uint8Array,
+  hosts?: readonly string[],
+): Promise<ImportResult> {
+  const a = openRunArchive(bytes, hosts);
+  for (const b of a.plain.values()) store.putObjectSync(b, true);
+  store.syncPending();
+  for (const env of a.signed.values()) await store.putSigned(env);
+  const created = store.importRecordSync(a.id, a.record);
+  const objects = a.plain.size + a.signed.size;
+  return { id: a.id, head: a.run.record!.head, created, objects, signers: a.run.signers };
+}

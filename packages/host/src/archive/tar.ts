@@ -1,0 +1,119 @@
+// §13.13 The run archive's container: POSIX ustar (IEEE 1003.1-2001), restricted so that there is one
+// byte form per content. Every member is a regular file (typeflag '0'), mode 0444, uid/gid 0, mtime 0,
+// empty owner names, written by writeArchive exactly; a reader rebuilds each header from the member's
+// name and size and refuses any header that differs by a byte, padding that is not zero, a missing or
+// non-zero end, and anything past it. So `tar tf` lists an archive, and no byte of one can change
+// without a refusal.
+import { HostError } from "../errors.ts";
+
+const BLOCK = 512;
+
+/** One member: a name (ASCII, under 100 bytes) and its content. */
+export interface ArchiveMember {
+  readonly name: string;
+  readonly data: Uint8Array;
+}
+
+function octal(n: number, width: number): string {
+  return n.toString(8).padStart(width - 1, "0") + "\0";
+}
+
+function header(name: string, size: number): Uint8Array {
+  const h = new Uint8Array(BLOCK);
+  const put = (off: number, s: string): void => {
+    for (let i = 0; i < s.length; i++) h[off + i] = s.charCodeAt(i);
+  };
+  put(0, name);
+  put(100, octal(0o444, 8));
+  put(108, octal(0, 8));
+  put(116, octal(0, 8));
+  put(124, octal(size, 12));
+  put(136, octal(0, 12));
+  put(148, "        ");
+  put(156, "0");
+  put(257, "ustar\0");
+  put(263, "00");
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(148, sum.toString(8).padStart(6, "0") + "\0 ");
+  return h;
+}
+
+const padded = (n: number): number => Math.ceil(n / BLOCK) * BLOCK;
+
+/** writeArchive returns the archive of `members`, in the order given. */
+export function writeArchive(members: readonly ArchiveMember[]): Uint8Array {
+  const total = members.reduce((t, m) => t + BLOCK + padded(m.data.length), 2 * BLOCK);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const m of members) {
+    if (!/^[\x21-\x7e]{1,99}$/.test(m.name)) throw new RangeError(`writeArchive: bad member name ${m.name}`);
+    out.set(header(m.name, m.data.length), at);
+    out.set(m.data, at + BLOCK);
+    at += BLOCK + padded(m.data.length);
+  }
+  return out;
+}
+
+function bad(msg: string): never {
+  throw new HostError("BadArchive", msg);
+}
+
+function allZero(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+function readName(h: Uint8Array): string {
+  const end = h.indexOf(0);
+  const n = end < 0 || end > 99 ? 100 : end;
+  let s = "";
+  for (let i = 0; i < n; i++) s += String.fromCharCode(h[i]!);
+  return s;
+}
+
+function readSize(h: Uint8Array): number {
+  let s = "";
+  for (let i = 124; i < 135; i++) s += String.fromCharCode(h[i]!);
+  return /^[0-7]{11}$/.test(s) ? parseInt(s, 8) : bad("a member's size is not 11 octal digits");
+}
+
+/** Limits on what readArchive accepts, checked before any member's content is used. */
+export interface ArchiveLimits {
+  readonly maxMembers: number;
+  readonly maxMemberBytes: number;
+}
+
+/**
+ * readArchive reads an archive written by writeArchive (`BadArchive` for anything else: a header not
+ * byte-identical to the one its name and size give, non-zero padding, a bad end, trailing bytes,
+ * more members or a bigger member than `limits` allow), refusing a name seen twice (`DuplicateMember`).
+ */
+export function readArchive(b: Uint8Array, limits: ArchiveLimits): ArchiveMember[] {
+  if (b.length % BLOCK !== 0 || b.length < 2 * BLOCK) bad("not a whole number of 512-byte blocks");
+  const out: ArchiveMember[] = [];
+  const seen = new Set<string>();
+  let at = 0;
+  for (;;) {
+    if (at + BLOCK > b.length) bad("no end-of-archive blocks");
+    const h = b.subarray(at, at + BLOCK);
+    if (allZero(h, 0, BLOCK)) break;
+    const name = readName(h);
+    const size = readSize(h);
+    if (size > limits.maxMemberBytes) bad(`member ${name} is ${size} bytes, over ${limits.maxMemberBytes}`);
+    if (!/^[\x21-\x7e]{1,99}$/.test(name)) bad("a member name is not printable ASCII");
+    const want = header(name, size);
+    for (let i = 0; i < BLOCK; i++)
+      if (h[i] !== want[i]) bad(`member ${name}: header byte ${i} is not canonical`);
+    const end = at + BLOCK + size;
+    if (padded(end) > b.length - 2 * BLOCK) bad(`member ${name} runs past the archive`);
+    if (!allZero(b, end, padded(end))) bad(`member ${name}: padding is not zero`);
+    if (seen.has(name)) throw new HostError("DuplicateMember", `member ${name} appears twice`);
+    seen.add(name);
+    if (out.length >= limits.maxMembers) bad(`more than ${limits.maxMembers} members`);
+    out.push({ name, data: b.subarray(at + BLOCK, end) });
+    at = padded(end);
+  }
+  if (b.length !== at + 2 * BLOCK || !allZero(b, at, b.length)) bad("bytes after the end-of-archive blocks");
+  return out;
+}

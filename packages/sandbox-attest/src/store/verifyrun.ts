@@ -1,0 +1,283 @@
+// §13.9 Verification of a run: its record's wire form verified from genesis (§13.4, §13.5), then
+// every object it references that the caller can supply: each executed segment's attestation (§7.4,
+// bound to the record's unit and grant set and, when it cites one, to the head it continued from),
+// its energy receipt (§7.5), each snapshot's filesystem tree (§13.8), memory image and manifest.
+// Missing objects are listed, not guessed at; energy is active + idle, complete or not (§13.6).
+// Pure: the caller supplies the bytes and the objects (a directory, a database, an archive).
+import { digestBytes, isWireError, type Amount, type Digest } from "@sbx/wire";
+import { verifyAttestation, type VerifiedAttestation } from "../attestation/verify.ts";
+import { verifyInterval } from "../attestation/interval.ts";
+import { isSandboxAttestError, SandboxAttestError } from "../errors.ts";
+import { runEnergy, type RunEnergy } from "../runrecord/energy.ts";
+import { walkFsTree } from "../runrecord/fstree.ts";
+import type { RunRecord } from "../runrecord/record.ts";
+import { snapshotAddress, type Segment, type SnapshotRef } from "../runrecord/segment.ts";
+import { decodeRecord } from "../runrecord/wire.ts";
+
+/** What verifyRun reads objects through; synchronous, so a verifier holds no locks across awaits. */
+export interface RunObjects {
+  /** The bytes stored at `address`, checked against it (`ObjectMismatch`), or null when absent. */
+  getObject(address: Digest): Uint8Array | null;
+  /** The envelope stored under `address`, parsed (not verified), or null when absent. */
+  getSigned(address: Digest): unknown;
+  /**
+   * Optional: checks one leaf of a snapshot tree (file content or link target) of `size` bytes
+   * without loading it whole (`ObjectMissing`, `ObjectMismatch`); the default reads it with getObject.
+   */
+  checkLeaf?(address: Digest, size: bigint, path: string): void;
+}
+
+/** What to hold the run to beyond its own consistency. */
+export interface VerifyRunOptions {
+  /** The head the record must end at (detects a record cut back at a line boundary). */
+  readonly expectHead?: Digest;
+  /** The id (head₀) the record must have (`GenesisMismatch`). */
+  readonly expectId?: Digest;
+  /** Trusted host did:keys: every attestation and signed receipt must be by one (`HostMismatch`). */
+  readonly hosts?: readonly string[];
+}
+
+/** What was checked, by kind. */
+export interface RunChecked {
+  attestations: number;
+  receipts: number;
+  trees: number;
+  objects: number;
+}
+
+/** The result of verifying a run. Never thrown for a bad record or object: `error` holds the first. */
+export interface RunVerification {
+  readonly valid: boolean;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  /** The decoded record, or null when the record itself did not verify. */
+  readonly record: RunRecord | null;
+  /** Every attestation opened and verified, by address, in segment order. */
+  readonly attestations: ReadonlyMap<Digest, VerifiedAttestation>;
+  /** Energy (§13.6), null unless valid. */
+  readonly energy: RunEnergy | null;
+  readonly checked: RunChecked;
+  /** Referenced objects the caller could not supply, as "kind address". */
+  readonly missing: readonly string[];
+  /** Every did:key whose valid signature was checked on a referenced object, sorted. */
+  readonly signers: readonly string[];
+  /** Every object address the run references and the caller holds (attestations and receipts as signed objects). */
+  readonly objects: { readonly plain: readonly Digest[]; readonly signed: readonly Digest[] };
+}
+
+interface Ctx {
+  readonly objects: RunObjects | null;
+  readonly record: RunRecord;
+  readonly opts: VerifyRunOptions;
+  readonly atts: Map<Digest, VerifiedAttestation>;
+  readonly missing: string[];
+  readonly checked: RunChecked;
+  readonly manifests: Set<Digest>;
+  readonly signers: Set<string>;
+  readonly plain: Set<Digest>;
+  readonly signed: Set<Digest>;
+}
+
+function plainObject(ctx: Ctx, o: RunObjects, address: Digest, what: string): void {
+  if (o.getObject(address) === null) ctx.missing.push(`${what} ${address}`);
+  else {
+    ctx.checked.objects++;
+    ctx.plain.add(address);
+  }
+}
+
+function readSigned(o: RunObjects, address: Digest): unknown {
+  try {
+    return o.getSigned(address);
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? "InvalidJson";
+    throw new SandboxAttestError("ObjectMismatch", `signed object ${address} is unreadable (${code})`, {
+      cause: e,
+    });
+  }
+}
+
+function checkAttestation(ctx: Ctx, o: RunObjects, att: Digest, n: number): void {
+  const env = readSigned(o, att);
+  if (env === null) return void ctx.missing.push(`attestation ${att}`);
+  const expect = { unitId: ctx.record.unitId, grantsId: ctx.record.grantsId };
+  const v = verifyAttestation(env, expect);
+  if (v.address !== att)
+    throw new SandboxAttestError("ObjectMismatch", `attestation stored as ${att} has address ${v.address}`);
+  const p = v.predicate;
+  if (p.run_head !== undefined && p.run_head !== ctx.record.heads[n - 1])
+    throw new SandboxAttestError(
+      "RunHeadMismatch",
+      `segment ${n}: attestation continues ${p.run_head}, record head was ${ctx.record.heads[n - 1]}`,
+    );
+  if (ctx.opts.hosts !== undefined && !ctx.opts.hosts.includes(p.host))
+    throw new SandboxAttestError("HostMismatch", `segment ${n}: attested by untrusted host ${p.host}`);
+  for (const s of v.signers) ctx.signers.add(s);
+  ctx.manifests.add(p.manifest);
+  ctx.atts.set(att, v);
+  ctx.signed.add(att);
+  ctx.checked.attestations++;
+  checkReceipt(ctx, o, env, expect, p.energy.receipt);
+}
+
+// A signed receipt is verified as §7.5 says: every signature, signed by the attestation's host (a
+// host of the trust set, checked above), and bound to the attestation (address, unit, grant set,
+// total, interval, provenance). A receipt kept as a plain object is bound by its address alone.
+function checkReceipt(
+  ctx: Ctx,
+  o: RunObjects,
+  att: unknown,
+  expect: { unitId: Digest; grantsId: Digest },
+  receipt: Digest,
+): void {
+  const env = readSigned(o, receipt);
+  if (env !== null) {
+    const r = verifyInterval(att, { receipt: env }, expect);
+    ctx.signers.add(r.receipt.receipt.host);
+    ctx.signed.add(receipt);
+    ctx.checked.receipts++;
+  } else if (o.getObject(receipt) !== null) {
+    ctx.plain.add(receipt);
+    ctx.checked.receipts++;
+  } else ctx.missing.push(`receipt ${receipt}`);
+}
+
+function checkTree(ctx: Ctx, o: RunObjects, root: Digest): void {
+  walkFsTree(root, {
+    getDir: (a) => {
+      const b = o.getObject(a);
+      if (b !== null) ctx.plain.add(a);
+      return b;
+    },
+    checkLeaf: (a, size, _kind, path) => {
+      ctx.plain.add(a);
+      if (o.checkLeaf !== undefined) {
+        o.checkLeaf(a, size, path);
+        return;
+      }
+      const b = o.getObject(a);
+      if (b === null) throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not held`);
+      if (BigInt(b.length) !== size || digestBytes(b) !== a)
+        throw new SandboxAttestError(
+          "ObjectMismatch",
+          `object ${a} (${path}) does not match its address or size`,
+        );
+    },
+  });
+  ctx.checked.trees++;
+}
+
+function checkSnapshot(ctx: Ctx, o: RunObjects, ref: SnapshotRef, seen: Set<Digest>): void {
+  ctx.manifests.add(ref.manifest);
+  if (seen.has(snapshotAddress(ref))) return;
+  seen.add(snapshotAddress(ref));
+  if (o.getObject(ref.fs_root) === null) ctx.missing.push(`fs_root ${ref.fs_root}`);
+  else checkTree(ctx, o, ref.fs_root);
+  if (ref.memory !== undefined) plainObject(ctx, o, ref.memory, "memory image");
+  plainObject(ctx, o, ref.manifest, "manifest");
+}
+
+function checkObjects(ctx: Ctx): void {
+  const o = ctx.objects;
+  if (o === null) return;
+  const seen = new Set<Digest>();
+  ctx.record.segments.forEach((s: Segment, i) => {
+    if (s.kind === "executed") checkAttestation(ctx, o, s.attestation, i + 1);
+    else if (s.kind !== "closed") checkSnapshot(ctx, o, s.snapshot, seen);
+  });
+  if (ctx.manifests.size > 1)
+    throw new SandboxAttestError(
+      "ManifestMismatch",
+      `the run cites ${ctx.manifests.size} different manifests`,
+    );
+}
+
+// A refusal is told by its class: a coded error of the wire layer or of sandbox-attest is the verdict;
+// `isVerdict` (the caller's) may admit its own layer's coded errors; anything else is rethrown.
+function errorOf(e: unknown, isVerdict?: (e: unknown) => boolean): { code: string; message: string } {
+  if (isWireError(e) || isSandboxAttestError(e) || isVerdict?.(e) === true) {
+    const c = e as { code: string; message: string };
+    return { code: c.code, message: c.message };
+  }
+  throw e;
+}
+
+function decodeChecked(bytes: Uint8Array, opts: VerifyRunOptions): RunRecord {
+  const record = decodeRecord(bytes).record;
+  if (opts.expectId !== undefined && record.genesis !== opts.expectId)
+    throw new SandboxAttestError(
+      "GenesisMismatch",
+      `record has id ${record.genesis}, expected ${opts.expectId}`,
+    );
+  if (opts.expectHead !== undefined && record.head !== opts.expectHead)
+    throw new SandboxAttestError(
+      "HeadMismatch",
+      `record ends at ${record.head}, expected ${opts.expectHead}`,
+    );
+  return record;
+}
+
+/**
+ * verifyRun verifies a run (§13.9): the record `bytes` from genesis (§13.4, §13.5: `BadRecord`,
+ * `TornRecord`, `GenesisMismatch`, `HeadMismatch` and the §13.3 codes), then, in segment order, every
+ * object `objects` holds: attestations (§7.4 codes, `ObjectMismatch`, `RunHeadMismatch`,
+ * `HostMismatch`), signed receipts (§7.5), snapshot trees (§13.8: `ObjectMissing`, `ObjectMismatch`,
+ * `BadFsTree`), memory images and manifests, and one manifest for the whole run (`ManifestMismatch`).
+ * With `objects` null only the record is checked. Never throws for a refusal: the first one is the
+ * result's `error`; `isVerdict` lets an I/O layer count its own coded errors as refusals too.
+ */
+export function verifyRun(
+  bytes: Uint8Array,
+  objects: RunObjects | null,
+  opts: VerifyRunOptions = {},
+  isVerdict?: (e: unknown) => boolean,
+): RunVerification {
+  const checked: RunChecked = { attestations: 0, receipts: 0, trees: 0, objects: 0 };
+  const none = { plain: [], signed: [] };
+  let record: RunRecord;
+  try {
+    record = decodeChecked(bytes, opts);
+  } catch (e) {
+    const error = errorOf(e, isVerdict);
+    return {
+      valid: false,
+      error,
+      record: null,
+      attestations: new Map(),
+      energy: null,
+      checked,
+      missing: [],
+      signers: [],
+      objects: none,
+    };
+  }
+  const ctx: Ctx = {
+    objects,
+    record,
+    opts,
+    atts: new Map(),
+    missing: [],
+    checked,
+    manifests: new Set(),
+    signers: new Set(),
+    plain: new Set(),
+    signed: new Set(),
+  };
+  let error: { code: string; message: string } | null = null;
+  try {
+    checkObjects(ctx);
+  } catch (e) {
+    error = errorOf(e, isVerdict);
+  }
+  const active = (a: Digest): Amount | null => ctx.atts.get(a)?.predicate.energy.total_uj ?? null;
+  return {
+    valid: error === null,
+    error,
+    record,
+    attestations: ctx.atts,
+    energy: error === null ? runEnergy(record.segments, active) : null,
+    checked,
+    missing: ctx.missing,
+    signers: [...ctx.signers].sort(),
+    objects: { plain: [...ctx.plain].sort(), signed: [...ctx.signed].sort() },
+  };
+}
