@@ -138,14 +138,15 @@ export class RunRecord {
 
   /** check throws what `append(seg)` would throw, changing nothing (§13.3). */
   check(seg: Segment): void {
-    applySegment(this.#state, seg);
+    applySegment(this.#state, parseSegment(seg));
   }
 
   /**
    * peek returns the head `append(seg, canonical)` would return, after the same §13.3 checks,
    * changing nothing: a writer checks a candidate continuation (a claim) with it.
    */
-  peek(seg: Segment, canonical?: Uint8Array): Digest {
+  peek(given: Segment, canonical?: Uint8Array): Digest {
+    const seg = parseSegment(given);
     applySegment(this.#state, seg);
     const c = canonical ?? canonicalBytes(seg);
     chainStep(this.#raw, c, 0, c.length, scratch);
@@ -183,7 +184,11 @@ export class RunRecord {
    * append adds a segment after the §13.3 checks and returns the new head. `canonical`, when given,
    * MUST be the segment's JCS bytes (a reader that already holds them saves re-encoding).
    */
-  append(seg: Segment, canonical?: Uint8Array): Digest {
+  append(given: Segment, canonical?: Uint8Array): Digest {
+    // A writer's segment is held to the wire form (§13.2) as a reader's is: a record a store accepts
+    // is one every reader can decode (an estimated idle figure without its basis was accepted here
+    // and refused by decodeRecord).
+    const seg = parseSegment(given);
     const next = applySegment(this.#state, seg);
     const c = canonical ?? canonicalBytes(seg);
     chainStep(this.#raw, c, 0, c.length, this.#raw);

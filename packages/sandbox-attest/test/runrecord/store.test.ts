@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { isSandboxAttestError } from "../../src/errors.ts";
 import { MemoryStore, readRun, resumeRun } from "../../src/store/index.ts";
 import type { EnvironmentCheck } from "../../src/runrecord/index.ts";
-import { d, exec, FORK, GRANTS, SNAP, suspend, UNIT } from "./fixtures.ts";
+import { d, exec, FORK, GRANTS, resume, SNAP, suspend, UNIT } from "./fixtures.ts";
+import type { Segment } from "../../src/runrecord/index.ts";
 
 const anyEnv: EnvironmentCheck = { satisfies: () => true };
 const idle = { uj: "500", provenance: "estimated" as const, source: "model:x", basis: { w: "1" } };
@@ -50,4 +51,21 @@ test("objects are content-addressed and checked on read", async () => {
   const a = await s.putObject(new Uint8Array([1, 2, 3]));
   assert.deepEqual(await s.getObject(a), new Uint8Array([1, 2, 3]));
   assert.equal(await s.getObject(d("absent")), null);
+});
+
+test("a store refuses a segment no reader could decode: estimated idle energy without its basis", async () => {
+  const [s, id] = await parked();
+  const head = (await readRun(s, id)).head;
+  const bare = { ...resume(20, "500") } as Record<string, unknown>;
+  delete bare["idle_basis"];
+  await assert.rejects(
+    s.appendSegment(id, head, bare as unknown as Segment),
+    (e: unknown) => isSandboxAttestError(e) && e.code === "BadSegment",
+  );
+  // An unknown member is refused the same way, and nothing was appended by either attempt.
+  await assert.rejects(
+    s.appendSegment(id, head, { ...exec("b"), extra: 1 } as unknown as Segment),
+    (e: unknown) => isSandboxAttestError(e) && e.code === "BadSegment",
+  );
+  assert.equal((await readRun(s, id)).segments.length, 2);
 });
