@@ -4,15 +4,13 @@
 // released). The run moves to a second store whose host has its own key, is resumed there in a
 // fresh sandbox with the approval given, finishes, is closed, and `sbx verify` trusts both host keys.
 // Its result equals an uninterrupted run's, and its energy is receipts + idle, segment by segment.
-//
-// TODO(integrator): the move copies the record and its objects through the library (copyRun below)
-// because `sbx export` / `sbx import` are on another branch; switch this to them at merge.
+// The move is `sbx export` on host A and `sbx import` on host B, which verifies everything first.
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseDigest, toHex, type Digest, type Envelope } from "@sbx/wire";
+import { parseDigest, toHex, type Digest } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
-import { decodeRecord, walkFsTree } from "@sbx/sandbox-attest/runrecord";
+import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { FileStore } from "@sbx/host/store";
 import { sandboxUnavailableReason } from "@sbx/host/sandbox";
 import { check, type DemoContext } from "./context.ts";
@@ -65,38 +63,6 @@ function workspace(dir: string): string {
 }
 
 const text = (p: string): string => (existsSync(p) ? readFileSync(p, "utf8").trim() : "");
-
-/** copyRun moves run `id` from `a` to `b`: the record segment by segment, and every object it cites. */
-async function copyRun(a: FileStore, b: FileStore, id: Digest): Promise<void> {
-  const bytes = await a.readRecordBytes(id);
-  check(bytes !== null, "the record is in the first store");
-  const { record } = decodeRecord(bytes);
-  const copy = async (addr: Digest) => {
-    const o = a.getObjectSync(addr);
-    check(o !== null, `object ${addr} is in the first store`);
-    await b.putObject(o);
-  };
-  const copySigned = async (addr: Digest) => b.putSigned((await a.getSigned(addr)) as Envelope);
-  await copy(record.unitId);
-  let head = await b.createRecord(record.unitId, record.grantsId);
-  for (const seg of record.segments) {
-    if (seg.kind === "executed") {
-      const env = await a.getSigned(seg.attestation);
-      await copySigned(verifyAttestation(env).predicate.energy.receipt);
-      await copySigned(seg.attestation);
-    }
-    if (seg.kind === "suspended") {
-      await copy(seg.snapshot.manifest);
-      const put = (x: Digest) => {
-        const o = a.getObjectSync(x);
-        if (o !== null) b.putObjectSync(o);
-        return o;
-      };
-      walkFsTree(seg.snapshot.fs_root, { getDir: put, checkLeaf: (x) => void put(x) });
-    }
-    head = await b.appendSegment(id, head, seg);
-  }
-}
 
 async function energyTable(ctx: DemoContext, store: FileStore, id: Digest): Promise<bigint> {
   const bytes = await store.readRecordBytes(id);
@@ -165,13 +131,14 @@ export default async function durableCli(ctx: DemoContext): Promise<void> {
   ctx.say(`$ sbx suspend RUN --release  (agent at step ${text(join(ws, "state"))} of 8, awaiting approval)`);
   ctx.say(`  ${s.out.trim().slice(0, 150)}…`);
 
-  const a = FileStore.open(storeA);
-  const b = FileStore.open(storeB, { create: true });
-  await copyRun(a, b, id);
+  const archive = join(ctx.work, "run10.tar");
+  const ex = await sbx(["export", id, "--store", storeA, "--out", archive]);
+  check(ex.code === 0, `sbx export exits 0: ${ex.err}`);
+  ctx.say(`$ sbx export RUN --store A --out run.tar  (the record and every object it references)`);
+  const im = await sbx(["import", archive, "--store", storeB, "--trust", join(storeA, "host-key.pub.pem")]);
+  check(im.code === 0 && im.out.startsWith("imported"), `sbx import exits 0: ${im.err}`);
+  ctx.say(`$ sbx import run.tar --store B --trust A.pub  →  ${im.out.trim().slice(0, 110)}…`);
   await new Promise((r) => setTimeout(r, 1000)); // parked a while, so the snapshot's idle figure is visible
-  ctx.say(
-    `moved to store B (record + unit + attestations + receipts + snapshot objects; TODO: sbx export/import)`,
-  );
 
   const res = await sbx([
     "resume",
@@ -206,7 +173,7 @@ export default async function durableCli(ctx: DemoContext): Promise<void> {
   check(signers.split(", ").length === 2, `two hosts signed (${signers})`);
   ctx.say(`$ sbx verify RUN --trust hostA.pub --trust hostB.pub  →  VALID, signers: 2 hosts`);
   ctx.say("energy per segment:");
-  const total = await energyTable(ctx, b, id);
+  const total = await energyTable(ctx, FileStore.open(storeB, { readOnly: true }), id);
   const line = /^energy: .*$/m.exec(v.out)?.[0] ?? "";
   ctx.say(line);
   check(line.endsWith(`total ${String(total)} µJ`), `total = receipts + idle (${String(total)})`);

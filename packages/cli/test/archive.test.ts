@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testKey, utf8 } from "@sbx/wire";
+import { canonicalBytes, testKey, utf8 } from "@sbx/wire";
 import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { isHostError } from "@sbx/host";
 import { openRunArchive, readArchive, writeArchive } from "@sbx/host/archive";
@@ -39,6 +39,8 @@ test("export → import into a second store: verifies there, runs and show list 
   assert.match(shown.out, /idle by provenance/);
   assert.match(shown.out, /objects: \d+ signed, \d+ plain/);
   assert.equal((await sbx(["show", "ffff", "--store", s1])).code, 2, "unknown run");
+  // The unit descriptor, when the store holds it, travels with the run (a resuming host needs it).
+  const unit = await run.store.putObject(canonicalBytes({ fixture: "unit" }));
   const archive = join(tmp(), "run.tar");
   const ex = await sbx(["export", row.id, "--store", s1, "--out", archive]);
   assert.equal(ex.code, 0, ex.err);
@@ -60,6 +62,7 @@ test("export → import into a second store: verifies there, runs and show list 
   const v = verifyRecordFiles(store2.recordPath(r.id as `blake3:${string}`), store2, { hosts: [HOST] });
   assert.equal(v.valid, true, v.error?.message);
   assert.equal(v.missing.length, 0);
+  assert.notEqual(store2.getObjectSync(unit), null, "the unit descriptor was imported");
   const again = await sbx(["import", archive, "--store", s2, "--any-signer"]);
   assert.equal(again.code, 0, again.err);
   assert.match(again.out, /already held/);

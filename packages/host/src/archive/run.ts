@@ -53,6 +53,11 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
   ];
   for (const a of run.objects.plain)
     members.push({ name: `objects/${hexOf(a)}`, data: store.getObjectSync(a)! });
+  // The unit descriptor (its address is the record's unit id) goes along when the store holds it:
+  // a host resuming the run restarts the unit's own command from it.
+  const unit = run.record!.unitId;
+  const descriptor = run.objects.plain.includes(unit) ? null : store.getObjectSync(unit);
+  if (descriptor !== null) members.push({ name: `objects/${hexOf(unit)}`, data: descriptor });
   for (const a of run.objects.signed)
     members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
   return writeArchive(members);
@@ -129,7 +134,8 @@ export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): Op
     throw new SandboxAttestError((run.error?.code ?? "BadRecord") as "BadRecord", run.error?.message ?? "");
   if (run.missing.length > 0)
     throw new HostError("ArchiveIncomplete", `the archive lacks ${run.missing.join(", ")}`);
-  const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed]);
+  // Referenced: every object the run cites, and the unit descriptor named by the record's unit id.
+  const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed, run.record!.unitId]);
   for (const a of [...o.plain.keys(), ...o.signed.keys()])
     if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
   return { id, record, run, plain: o.plain, signed: o.signed };
