@@ -140,12 +140,17 @@ test("manifest pin writes the digest the store holds, comments kept; run gets th
     ]);
     assert.equal(readFileSync(join(ws, "made-here"), "utf8"), "made\n", "the workspace is the folder");
     const s = JSON.parse(r.out) as {
-      sandbox: { limits: { cpuMillis: number; memoryBytes: number }; user: { name: string } };
+      sandbox: {
+        limits: { cpuMillis: number; memoryBytes: number };
+        user: { name: string };
+        workspaceFolder: string;
+      };
       unit_id: string;
     };
     assert.equal(s.sandbox.limits.cpuMillis, 1000);
     assert.equal(s.sandbox.limits.memoryBytes, 536870912);
     assert.equal(s.sandbox.user.name, "vscode");
+    assert.equal(s.sandbox.workspaceFolder, "/workspaces/proj", "the summary names the folder used");
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

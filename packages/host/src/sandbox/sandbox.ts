@@ -88,6 +88,8 @@ export interface Provided {
   readonly user: SandboxUser;
   readonly tmpBytes: number;
   readonly workspaceBytes: number;
+  /** Where the workspace is mounted inside (the manifest's workspaceFolder, else /work). */
+  readonly workspaceFolder: string;
   /** The extra host paths bound in, as inside path and mode (none without a grant). */
   readonly binds: readonly { readonly inside: string; readonly writable: boolean }[];
   readonly workspaceReadOnly: boolean;
@@ -297,6 +299,7 @@ export function startSandbox(
     user,
     tmpBytes,
     workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
+    workspaceFolder: folder,
     binds: (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable })),
     workspaceReadOnly: o.workspaceReadOnly === true,
   };
