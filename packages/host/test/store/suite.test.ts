@@ -135,6 +135,7 @@ for (const [name, make] of Object.entries(subjects)) {
           idle_uj: "0",
           idle_provenance: "estimated",
           idle_source: "x",
+          idle_basis: { w: "1" },
         }),
         code("PhaseViolation"),
       );
