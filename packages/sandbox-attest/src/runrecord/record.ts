@@ -94,7 +94,8 @@ export class RunRecord {
     if (heads !== undefined && heads.length !== segments.length)
       throw new RangeError("fromSegments: one head per segment");
     segments.forEach((s, i) => {
-      const head = withIndex(i + 1, () => r.append(parseSegment(s)));
+      // append holds the segment to the §13.2 wire form (parseSegment) itself.
+      const head = withIndex(i + 1, () => r.append(s as Segment));
       const want = heads?.[i];
       if (want !== undefined && want !== head)
         throw new SandboxAttestError(
