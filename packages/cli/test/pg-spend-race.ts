@@ -1,42 +1,21 @@
 // The spend race on the PostgreSQL ledger (jcp §4.3, §13.7): WRITERS processes, each its own metering
 // host with its own key, spend 1 J EACH times on one grant of BUDGET joules in one ledger log.
 // Afterwards the ledger is replayed and verified with every host trusted.
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { addressOf, testKey, type Envelope } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { PgStore } from "@sbx/host/pg";
 import { replayLedger } from "../src/ledgerstore.ts";
+import { raceWorker, type RaceWorker } from "../../host/test/pg/race.ts";
 
 function grantPayload(env: Envelope): unknown {
   return JSON.parse(Buffer.from(env.payload, "base64").toString("utf8"));
 }
 
-function writer(args: string[]): { ready: Promise<void>; done: Promise<Record<string, number>> } {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(import.meta.dirname, "pg-spend-worker.ts"), ...args],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (onReady = r));
-  let tally: Record<string, number> = {};
-  createInterface({ input: child.stdout }).on("line", (l) => {
-    if (l === "ready") onReady();
-    else tally = JSON.parse(l) as Record<string, number>;
-  });
-  const done = new Promise<Record<string, number>>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (c) =>
-      c === 0 ? resolve(tally) : reject(new Error(`spend writer exited ${String(c)}`)),
-    );
-  });
-  return { ready, done };
+function writer(args: string[]): RaceWorker {
+  return raceWorker(join(import.meta.dirname, "pg-spend-worker.ts"), args, "spend writer");
 }
 
 /** What the race did and what the ledger verified to. */

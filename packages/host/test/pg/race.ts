@@ -13,18 +13,26 @@ import { PgStore } from "../../src/pg/index.ts";
 
 const d = (s: string): Digest => digestBytes(utf8(s));
 
-function host(
-  args: string[],
-  snap: SnapshotRef,
-): { ready: Promise<void>; done: Promise<Record<string, number>> } {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(import.meta.dirname, "resume-worker.ts"), ...args],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, SBX_RACE_SNAPSHOT: JSON.stringify(snap) },
-    },
-  );
+/** A race worker: `ready` once it is poised to race, `done` with its tally of outcomes by code. */
+export interface RaceWorker {
+  readonly ready: Promise<void>;
+  readonly done: Promise<Record<string, number>>;
+}
+
+/**
+ * raceWorker starts `script` (a tsx worker that prints "ready", waits, races, then prints its tally
+ * as one JSON line) with `args` and `env`; `what` names it in a failure.
+ */
+export function raceWorker(
+  script: string,
+  args: readonly string[],
+  what: string,
+  env: NodeJS.ProcessEnv = process.env,
+): RaceWorker {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env,
+  });
   let onReady: () => void = () => undefined;
   const ready = new Promise<void>((r) => (onReady = r));
   let tally: Record<string, number> = {};
@@ -35,10 +43,17 @@ function host(
   const done = new Promise<Record<string, number>>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) =>
-      code === 0 ? resolve(tally) : reject(new Error(`resume host exited ${String(code)}`)),
+      code === 0 ? resolve(tally) : reject(new Error(`${what} exited ${String(code)}`)),
     );
   });
   return { ready, done };
+}
+
+function host(args: string[], snap: SnapshotRef): RaceWorker {
+  return raceWorker(join(import.meta.dirname, "resume-worker.ts"), args, "resume host", {
+    ...process.env,
+    SBX_RACE_SNAPSHOT: JSON.stringify(snap),
+  });
 }
 
 /** What the race did: outcomes summed over hosts, and the record as read afterwards. */
