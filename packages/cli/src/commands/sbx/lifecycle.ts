@@ -64,6 +64,10 @@ const resume: Command = {
   --key FILE       this host's key (default: the store's host-key.pem, made on first use)
   --workspace DIR  restore into DIR (absent or empty) instead of a fresh directory
   --detach         supervise the restored sandbox in the background; print the run id and return
+  --images DIR     the image store (§14.9): when the run's manifest pins an image, this store must
+                   hold it with the same bytes (else ImageNotInStore, ImageDigestMismatch), and the
+                   workspace is restored onto that image's verified rootfs, with the manifest's env,
+                   user, workspace folder and limits (default: images/ in the default run store)
 ${STORE_HELP}
 exit: 0 resumed (and, in the foreground, the command exited 0 or the run was parked or closed),
       1 refused or the command failed, 2 usage error`,
@@ -73,6 +77,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
       key: { type: "string" },
       workspace: { type: "string" },
       detach: { type: "boolean" },
+      images: { type: "string" },
     });
     const dash = args.indexOf("--");
     const cmd = dash < 0 ? [] : args.slice(dash + 1);
@@ -90,7 +95,15 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     if (values.detach === true) return spawnDetached(store.root, ["resume", ...args], io);
     const hostKey = hostKeyOf(store.root, values.key);
     const end = await resumeByRestore(
-      { store, id, hostKey, cmd, sandbox: {}, ...(values.workspace ? { workspace: values.workspace } : {}) },
+      {
+        store,
+        id,
+        hostKey,
+        cmd,
+        sandbox: {},
+        ...(values.workspace ? { workspace: values.workspace } : {}),
+        ...(values.images ? { images: values.images } : {}),
+      },
       io,
     );
     return exitOf(end);

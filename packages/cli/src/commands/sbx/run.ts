@@ -303,6 +303,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
           grantsId,
           policy,
           ...(maxLevel ? { maxLevel } : {}),
+          ...(fromFile ? { pinned: fromFile } : {}),
         },
         io,
       );

@@ -27,6 +27,7 @@ import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo } from "./paths.ts";
 import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { durableImageSandbox } from "./image.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -67,6 +68,8 @@ export interface RestoreInput {
   readonly cmd: readonly string[];
   readonly sandbox: Omit<SandboxOptions, "workspace">;
   readonly workspace?: string;
+  /** §14.9.7 The image store holding the image the run's manifest pins (`--images`). */
+  readonly images?: string;
 }
 
 /** resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends. */
@@ -87,6 +90,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
         "EnvironmentMismatch",
         `this host does not satisfy manifest ${ref.manifest}: ${sat.code} ${JSON.stringify(sat.mismatches)}`,
       );
+    // §13.4, §14.9.7 The pinned image, checked by its bytes before anything is restored.
+    const sandbox = await durableImageSandbox(r.store, ref.manifest, r.images, r.sandbox, true);
     const unit = await readUnit(r.store, rec.unitId);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
     const { offered, bytes } = restoreOffered(r.store, ref, ws);
@@ -113,7 +118,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
       manifest: unit.manifest,
       policy: vr.policy ?? NO_MANIFEST,
       hostKey: r.hostKey,
-      sandbox: { ...r.sandbox, workspace: ws },
+      sandbox: { ...sandbox, workspace: ws },
       chain: vr.chain,
       paths,
       lock,

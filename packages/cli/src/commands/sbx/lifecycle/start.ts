@@ -8,10 +8,12 @@ import { startEnergyChain } from "@sbx/sandbox-attest/energy";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
+import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
 import { openRunStore } from "../../../runstore.ts";
 import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
+import { durableImageSandbox, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
@@ -31,6 +33,8 @@ export interface DurableRunInput {
   readonly grantsId: Digest;
   readonly policy: Digest;
   readonly maxLevel?: Level;
+  /** §14.9 The manifest of `--manifest FILE` (its image already applied to `sandbox`). */
+  readonly pinned?: Manifest;
 }
 
 const NOT_DURABLE = ["unsandboxed", "watch", "out", "json", "timeout-ms"];
@@ -44,12 +48,18 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
     return spawnDetached(d.values.store as string | undefined, ["run", ...d.args], io);
   const store = openRunStore(d.values.store as string | undefined, true);
   const hostKey = hostKeyOf(store.root, d.values.key as string | undefined);
+  await storeRunManifest(store, d.pinned ?? null);
   const sat = await checkEnvironment(store, d.manifest, hostOffer(store.root));
   if (!sat.ok)
     throw new SandboxAttestError(
       sat.code,
       `this host does not satisfy manifest ${d.manifest}: ${JSON.stringify(sat.mismatches)}`,
     );
+  // §14.9 The manifest's image is the run's system (already applied for --manifest FILE).
+  const sandbox =
+    d.sandbox.image !== undefined
+      ? d.sandbox
+      : await durableImageSandbox(store, d.manifest, d.values.images as string | undefined, d.sandbox, false);
   const nonce = randomBytes(16).toString("hex");
   const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels: { nonce } });
   const uid = unitId(unit);
@@ -60,7 +70,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   const id = await store.createRecord(uid, d.grantsId);
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
-  writeInfo(paths, { workspace: d.sandbox.workspace });
+  writeInfo(paths, { workspace: sandbox.workspace });
   let sup: Supervisor;
   try {
     sup = await Supervisor.start({
@@ -74,7 +84,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       manifest: d.manifest,
       policy: d.policy,
       hostKey,
-      sandbox: d.sandbox,
+      sandbox,
       chain: startEnergyChain(uid, d.grantsId),
       paths,
       lock,
