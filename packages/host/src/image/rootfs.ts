@@ -1,7 +1,10 @@
 // §14.9 The rootfs cache: each image's layers unpacked once into `<store>/rootfs/<manifest hex>`,
-// with a record of its tree digest beside it. Before every use the tree is hashed again and compared
-// with the record; a tree that differs (or has no record) is discarded and unpacked afresh from the
-// store's verified blobs. A fresh unpack is made in the store's scratch folder and renamed into place.
+// with a record beside it: its tree digest, and the stat index (statindex.ts) taken when the tree was
+// last hashed. Before every use the tree is walked by lstat and compared with the index; where the
+// index does not hold (another boot, any entry changed, a racy file's content changed, no index) the
+// whole tree is hashed again and compared with the record's tree digest, and a new index taken. A
+// tree that differs (or has no record) is discarded and unpacked afresh from the store's verified
+// blobs. A fresh unpack is made in the store's scratch folder and renamed into place.
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -23,6 +26,7 @@ import { HostError } from "../errors.ts";
 import { MAX_JSON_BLOB, parseConfig, parseManifest, type ImageConfig, type ImageManifest } from "./oci.ts";
 import { sha256File, type ImageStore } from "./store.ts";
 import { unpackLayers, type UnpackStats } from "./unpack.ts";
+import { indexHolds, parseStatIndex, takeIndex, type StatIndex } from "./statindex.ts";
 
 /** A rootfs ready to mount: where it is, its tree digest, and the image it came from. */
 export interface Rootfs {
@@ -65,12 +69,15 @@ export function treeDigest(root: string): string {
 
 interface Record {
   readonly tree: string;
+  readonly index?: StatIndex;
 }
 
 function readRecord(path: string): Record | null {
   try {
-    const v = JSON.parse(readFileSync(path, "utf8")) as { tree?: unknown };
-    return typeof v.tree === "string" ? { tree: v.tree } : null;
+    const v = JSON.parse(readFileSync(path, "utf8")) as { tree?: unknown; index?: unknown };
+    if (typeof v.tree !== "string") return null;
+    const index = parseStatIndex(v.index);
+    return index === null ? { tree: v.tree } : { tree: v.tree, index };
   } catch {
     return null;
   }
@@ -83,22 +90,42 @@ export function imageParts(store: ImageStore, hex: string): { manifest: ImageMan
   return { manifest, config };
 }
 
+/** How verifyRootfs checked the tree: by its stat index, or by hashing it whole. */
+export type RootfsCheck = "index" | "hashed";
+
 /**
- * verifyRootfs (§14.9) says whether the cached rootfs of image `hex` exists and hashes to its record;
- * it returns the tree digest, or throws `RootfsMismatch` (a tree with no record, or that differs).
- * Returns null when there is no cached rootfs at all.
+ * verifyRootfs (§14.9.4) says whether the cached rootfs of image `hex` exists and is what its record
+ * says: by the stat index when it holds, else (or with `full`, as `sbx image verify` asks) by hashing
+ * the whole tree, after which a fresh index is recorded. Returns the tree digest, or throws
+ * `RootfsMismatch` (no record, a tree that differs, or one that changed while it was hashed).
+ * Returns null when there is no cached rootfs at all. `how` learns which check was made.
  */
-export function verifyRootfs(store: ImageStore, hex: string): string | null {
+export function verifyRootfs(
+  store: ImageStore,
+  hex: string,
+  opts: { readonly full?: boolean; readonly how?: (c: RootfsCheck) => void } = {},
+): string | null {
   const dir = join(store.dir, "rootfs", hex);
   if (!existsSync(dir)) return null;
   const rec = readRecord(`${dir}.json`);
-  const tree = treeDigest(dir);
-  if (rec === null || rec.tree !== tree)
-    throw new HostError(
-      "RootfsMismatch",
-      `the cached rootfs of sha256:${hex} hashes to ${tree}, recorded ${rec?.tree ?? "(none)"}`,
-    );
-  return tree;
+  if (rec === null) throw new HostError("RootfsMismatch", `the cached rootfs of sha256:${hex} has no record`);
+  if (opts.full !== true && rec.index !== undefined && indexHolds(dir, rec.index)) {
+    opts.how?.("index");
+    return rec.tree;
+  }
+  const index = takeIndex(dir, store.tmpPath("probe"), () => {
+    const tree = treeDigest(dir);
+    if (tree !== rec.tree)
+      throw new HostError(
+        "RootfsMismatch",
+        `the cached rootfs of sha256:${hex} hashes to ${tree}, recorded ${rec.tree}`,
+      );
+  });
+  if (index === null)
+    throw new HostError("RootfsMismatch", `the cached rootfs of sha256:${hex} changed while it was hashed`);
+  writeRecord(store.tmpPath("record"), `${dir}.json`, { tree: rec.tree, index });
+  opts.how?.("hashed");
+  return rec.tree;
 }
 
 /**
@@ -126,11 +153,15 @@ export function ensureRootfs(store: ImageStore, hex: string): Rootfs {
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
-  const tree = treeDigest(tmp);
+  let tree = "";
+  // The index is taken around the hash (inode numbers and times survive the rename into place).
+  const index = takeIndex(tmp, store.tmpPath("probe"), () => {
+    tree = treeDigest(tmp);
+  });
   const recTmp = store.tmpPath("record");
   // The record goes first: a rootfs in place always has one (a crash between leaves a record whose
   // tree is missing, which the next use unpacks again).
-  writeRecord(recTmp, `${dir}.json`, { tree });
+  writeRecord(recTmp, `${dir}.json`, index === null ? { tree } : { tree, index });
   try {
     renameSync(tmp, dir);
   } catch {
