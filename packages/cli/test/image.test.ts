@@ -4,7 +4,16 @@
 // run without the image in the store is refused; the 72 real devcontainer files pinned to it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -275,4 +284,41 @@ test("corpus: each of the 72 files pinned to the test image; the declarative one
     }
   }
   assert.equal(ran, 10);
+});
+
+test("image verify: blobs and the cached rootfs hashed whole; a rootfs that differs is discarded (RootfsMismatch); a tampered blob refused", async () => {
+  const ref = `sbx.test/busybox@sha256:${img.manifestHex}`;
+  const p = await pinned(`{"image": "sbx.test/busybox:1"}`, "verify");
+  assert.equal((await sbx(["run", "--manifest", p, "--images", store, "--", "true"])).code, 0);
+  const ok = await sbx(["image", "verify", ref, "--images", store, "--json"]);
+  assert.equal(ok.code, 0, ok.out + ok.err);
+  assert.deepEqual(JSON.parse(ok.out), [{ image: ref, ok: true, blobs: "ok", rootfs: "ok" }]);
+  // Same size, other bytes, in the cache: the whole-tree hash finds it; the tree is discarded.
+  const passwd = join(store, "rootfs", img.manifestHex, "etc", "passwd");
+  const text = readFileSync(passwd, "utf8");
+  writeFileSync(passwd, text.replace("vscode", "evil00"));
+  const bad = await sbx(["image", "verify", "sbx.test/busybox:1", "--images", store]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.out, /^REFUSED\tsbx\.test\/busybox:1\tblobs ok\trootfs RootfsMismatch: discarded$/m);
+  assert.equal(existsSync(join(store, "rootfs", img.manifestHex)), false);
+  const none = await sbx(["image", "verify", ref, "--images", store]);
+  assert.equal(none.code, 0, none.out);
+  assert.match(none.out, /rootfs none cached/);
+  // A layer blob with one byte flipped, in a copy of the store.
+  const copy = join(dir, "images-verify-copy");
+  cpSync(store, copy, { recursive: true });
+  const layer = [...img.blobs.keys()][0] ?? ""; // the base layer
+  const blob = join(copy, "blobs", "sha256", layer);
+  const bytes = readFileSync(blob);
+  bytes[10] = (bytes[10] ?? 0) ^ 1;
+  chmodSync(blob, 0o644);
+  writeFileSync(blob, bytes);
+  const flipped = await sbx(["image", "verify", "--images", copy, "--json"]);
+  assert.equal(flipped.code, 1);
+  const rows = JSON.parse(flipped.out) as { image: string; ok: boolean; blobs: string }[];
+  const mine = rows.find((r) => r.image === "sbx.test/busybox:1");
+  assert.ok(mine !== undefined);
+  assert.equal(mine.ok, false);
+  assert.match(mine.blobs, /^ImageDigestMismatch/);
+  assert.equal((await sbx(["image", "verify", "not a ref!", "--images", store])).code, 2);
 });

@@ -1,9 +1,11 @@
 // `sbx image import`, `sbx image list` and `sbx manifest pin` (sandbox-attest §14.9): OCI images into
 // the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { applyEdits, modify, parseTree, findNodeAtLocation } from "jsonc-parser";
-import { isSandboxAttestError, ingestManifest } from "@sbx/sandbox-attest/manifest";
-import { importImage, parseRef } from "@sbx/host/image";
+import { isSandboxAttestError, ingestManifest, parsePinnedImage } from "@sbx/sandbox-attest/manifest";
+import { isHostError } from "@sbx/host";
+import { checkPinnedImage, importImage, parseRef, verifyRootfs, type ImageStore } from "@sbx/host/image";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { MAX_JSON_BYTES, readInput, writeOutput } from "../../files.ts";
 import { imagesDir, openImages } from "../../images.ts";
@@ -149,4 +151,72 @@ exit: 0 written, 1 the image is not in the store, 2 usage error or unreadable fi
   },
 };
 
-export const commands: Command[] = [importCmd, listCmd, pinCmd];
+/** One image's verdict: its blobs, and its cached rootfs (none, ok, or discarded). */
+interface Verified {
+  readonly image: string;
+  readonly ok: boolean;
+  readonly blobs: string;
+  readonly rootfs: string;
+}
+
+function verifyOne(store: ImageStore, image: string, hex: string): Verified {
+  const c = checkPinnedImage(store, `${image.split("@")[0] ?? image}@sha256:${hex}`);
+  let rootfs: string;
+  let ok = c.ok;
+  try {
+    rootfs = verifyRootfs(store, hex, { full: true }) === null ? "none cached" : "ok";
+  } catch (e) {
+    if (!isHostError(e)) throw e;
+    // A tree that is not what its record says is never used again: the next run unpacks afresh.
+    rmSync(join(store.dir, "rootfs", hex), { recursive: true, force: true });
+    rootfs = `${e.code}: discarded`;
+    ok = false;
+  }
+  return { image, ok, blobs: c.ok ? "ok" : `${c.code}: ${c.message}`, rootfs };
+}
+
+const verifyCmd: Command = {
+  name: "image verify",
+  summary: "hash an image's blobs and its cached rootfs again, whole; discard a rootfs that differs",
+  help: `usage: sbx image verify [IMAGE…] [--images DIR] [--json]
+  Checks each IMAGE (name[:tag], or name@sha256:<hex>; default: every named image of the store) in
+  full (§14.9.4): its manifest, config and every layer are hashed again (ImageNotInStore,
+  ImageDigestMismatch), and its cached rootfs, if any, is hashed whole and compared with its record,
+  not only by the stat index a run uses. A rootfs that differs (RootfsMismatch) is discarded, so the
+  next run unpacks it afresh from the blobs; one that matches gets a fresh stat index.
+${IMAGES_HELP}
+  --json         print [{image, ok, blobs, rootfs}]
+exit: 0 every image and rootfs verified, 1 any refused (or a rootfs discarded), 2 usage error`,
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { images: { type: "string" }, json: { type: "boolean" } },
+      true,
+    );
+    const store = openImages(values.images, false);
+    const wanted: { image: string; hex: string | null }[] =
+      positionals.length === 0
+        ? store.images().map((i) => ({ image: `${i.name}:${i.tag}`, hex: i.hex }))
+        : positionals.map((p) => {
+            const pinned = parsePinnedImage(p);
+            if (pinned !== null) return { image: p, hex: pinned.sha256 };
+            try {
+              return { image: p, hex: store.resolve(p) };
+            } catch {
+              throw new UsageError(`${p} is neither NAME[:TAG] nor NAME@sha256:<hex>`);
+            }
+          });
+    const rows = wanted.map((w) =>
+      w.hex === null
+        ? { image: w.image, ok: false, blobs: "ImageNotInStore: no such name in the store", rootfs: "none" }
+        : verifyOne(store, w.image, w.hex),
+    );
+    if (values.json) printJson(io, rows);
+    else
+      for (const r of rows)
+        io.out(`${r.ok ? "ok" : "REFUSED"}\t${r.image}\tblobs ${r.blobs}\trootfs ${r.rootfs}`);
+    return Promise.resolve(rows.every((r) => r.ok) ? EXIT.ok : EXIT.invalid);
+  },
+};
+
+export const commands: Command[] = [importCmd, listCmd, pinCmd, verifyCmd];
