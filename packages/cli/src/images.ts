@@ -9,14 +9,24 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 import { MAX_JSON_BYTES, readInput } from "./files.ts";
 import { runStoreDir } from "./runstore.ts";
 
-/** imagesDir picks the image store directory: the flag, else `images` in the run store directory. */
-export function imagesDir(given: string | undefined): string {
-  return given !== undefined && given !== "" ? given : join(runStoreDir(undefined), "images");
+/**
+ * imagesDir picks the image store directory: the flag, else `images` in the run store directory
+ * (`store`: a command's --store, when it has one; a PostgreSQL store has no directory: the default).
+ */
+export function imagesDir(given: string | undefined, store?: string): string {
+  if (given !== undefined && given !== "") return given;
+  let dir: string;
+  try {
+    dir = runStoreDir(store);
+  } catch {
+    dir = runStoreDir(undefined);
+  }
+  return join(dir, "images");
 }
 
 /** openImages opens the image store; with `create` unset, a missing store is `ImageNotInStore`. */
-export function openImages(given: string | undefined, create: boolean): ImageStore {
-  const dir = imagesDir(given);
+export function openImages(given: string | undefined, create: boolean, store?: string): ImageStore {
+  const dir = imagesDir(given, store);
   if (!create && !existsSync(join(dir, "oci-layout")))
     throw new HostError(
       "ImageNotInStore",
@@ -39,8 +49,9 @@ export function withManifestImage(
   sandbox: SandboxOptions,
   manifest: Manifest,
   images: string | undefined,
+  runStore?: string,
 ): { sandbox: SandboxOptions; rootfs: Rootfs } {
-  const store = openImages(images, false);
+  const store = openImages(images, false, runStore);
   const asked = {
     ...sandbox.limits,
     ...(sandbox.workspaceBytes !== undefined ? { workspaceBytes: sandbox.workspaceBytes } : {}),

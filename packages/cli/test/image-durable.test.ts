@@ -229,6 +229,15 @@ test("durable --manifest ADDR: a manifest the run store holds pins the image the
   ]);
   assert.equal(no.code, 1);
   assert.match(no.err, /ImageNotInStore/);
+  // Without --images, the image store is images/ in the run store (--store).
+  const own = join(store, "images");
+  assert.equal(
+    (await sbx(["image", "import", layout, "--name", "sbx.test/busybox:1", "--images", own])).code,
+    0,
+  );
+  const d = await sbx(["run", "--store", store, "--manifest", m.address, ...probe]);
+  assert.equal(d.code, 0, d.err);
+  assert.deepEqual(d.out.trim().split("\n").slice(1), ["vscode", "/workspaces/proj", "image-usr"]);
   const user = await sbx([
     "run",
     "--store",

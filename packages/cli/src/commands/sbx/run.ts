@@ -291,7 +291,10 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       );
     // Last, once every other flag is valid: it may create the default workspace.
     const plain = sandboxOpts(values);
-    const sandbox = fromFile && plain ? withManifestImage(plain, fromFile, values.images).sandbox : plain;
+    const sandbox =
+      fromFile && plain
+        ? withManifestImage(plain, fromFile, values.images, str(values, "store")).sandbox
+        : plain;
     if (durable)
       return runDurable(
         {

@@ -43,7 +43,7 @@ type Base = Omit<SandboxOptions, "workspace">;
  * pinned image's verified rootfs as the system, with its env, user, workspace folder and
  * hostRequirements as limits (imageRunOptions). A run without a manifest keeps `base`. With
  * `resume`, the image store must first hold the pinned image with the same bytes (checkPinnedImage),
- * else the refusal's code. `images` is the image store (`--images`, else the default one).
+ * else the refusal's code. `images` is the image store (`--images`, else `images/` in the run store).
  */
 export async function durableImageSandbox<T extends Base>(
   store: FileStore,
@@ -56,7 +56,7 @@ export async function durableImageSandbox<T extends Base>(
   if (env === null) return base;
   if (base.user !== undefined)
     throw new UsageError(`manifest ${address} names the run's image and user: no --user`);
-  const imgs = openImages(images, false);
+  const imgs = openImages(images, false, store.root);
   if (resume) {
     const c = checkPinnedImage(imgs, env.image);
     if (!c.ok) throw new HostError(c.code, `resume refused: ${c.message}`);
