@@ -67,7 +67,7 @@ const resume: Command = {
   --images DIR     the image store (§14.9): when the run's manifest pins an image, this store must
                    hold it with the same bytes (else ImageNotInStore, ImageDigestMismatch), and the
                    workspace is restored onto that image's verified rootfs, with the manifest's env,
-                   user, workspace folder and limits (default: images/ in the default run store)
+                   user, workspace folder and limits (default: images/ in the run store)
 ${STORE_HELP}
 exit: 0 resumed (and, in the foreground, the command exited 0 or the run was parked or closed),
       1 refused or the command failed, 2 usage error`,
