@@ -200,7 +200,10 @@ export const command: Command = {
   --manifest ADDR  environment manifest address (§14); default: the address of {} (none)
   --manifest FILE  a devcontainer.json whose image is pinned (sbx manifest pin): the unit runs on
                    that image's verified rootfs with its env, user, workspace folder and
-                   hostRequirements as limits (§14.9); the manifest's address is the unit's
+                   hostRequirements as limits (§14.9); the manifest's address is the unit's.
+                   A durable run stores the manifest in its run store, and every sandbox of the
+                   run, a resume's too, runs on the image (§14.9.7); so does a durable run's
+                   --manifest ADDR when the run store holds that manifest
   --images DIR     the image store for --manifest FILE (default: images/ in the run store)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --exec-policy FILE  gate every exec inside the sandbox by content (§5.5.5): FILE is a plain or a
