@@ -202,8 +202,8 @@ export const command: Command = {
                    that image's verified rootfs with its env, user, workspace folder and
                    hostRequirements as limits (§14.9); the manifest's address is the unit's.
                    A durable run stores the manifest in its run store, and every sandbox of the
-                   run, a resume's too, runs on the image (§14.9.7); so does a durable run's
-                   --manifest ADDR when the run store holds that manifest
+                   run, a resume's too, runs on the image (§14.9.7); a durable run's
+                   --manifest ADDR names a manifest its run store holds, and runs on its image
   --images DIR     the image store for --manifest FILE (default: images/ in the run store)
   --policy ADDR    exec policy address (§5.5); default: the address of {} (none)
   --exec-policy FILE  gate every exec inside the sandbox by content (§5.5.5): FILE is a plain or a
