@@ -9,7 +9,7 @@ import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
-import { openRunStore } from "../../../runstore.ts";
+import { openAnyRunStore } from "../../../runstore.ts";
 import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
@@ -42,7 +42,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   if (d.sandbox === null) throw new UsageError("a durable run runs in a sandbox");
   if (d.values.detach === true)
     return spawnDetached(d.values.store as string | undefined, ["run", ...d.args], io);
-  const store = openRunStore(d.values.store as string | undefined, true);
+  const store = await openAnyRunStore(d.values.store as string | undefined, true);
   const hostKey = hostKeyOf(store.root, d.values.key as string | undefined);
   const sat = await checkEnvironment(store, d.manifest, hostOffer(store.root));
   if (!sat.ok)
