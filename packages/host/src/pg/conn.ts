@@ -31,7 +31,13 @@ export function redactUrl(url: string): string {
 /** openPool makes a pool for `url`; idle connections that die (a server restart) are dropped quietly. */
 export async function openPool(url: string, opts: PgOptions = {}): Promise<Pool> {
   const pg = (await import("pg")).default;
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 4, connectionTimeoutMillis: 10_000 });
+  // allowExitOnIdle: a command ends when its work is done, without waiting for idle connections.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 4,
+    connectionTimeoutMillis: 10_000,
+    allowExitOnIdle: true,
+  });
   pool.on("error", () => undefined); // an idle client lost its server: the pool replaces it
   return pool;
 }

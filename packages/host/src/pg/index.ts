@@ -2,6 +2,8 @@
 // migrations, and a throwaway cluster for tests and benches.
 export { PgStore } from "./pgstore.ts";
 export { PgLogStore } from "./pglog.ts";
+export { SharedRunStore } from "./shared.ts";
+export type { TreeTransfer } from "./shared.ts";
 export { CHUNK_BYTES } from "./objects.ts";
 export type { PutResult } from "./objects.ts";
 export { isPgUrl, redactUrl } from "./conn.ts";

@@ -10,6 +10,7 @@ import { readKey } from "../../keyfile.ts";
 import { readChain, timeArg } from "./lib/files.ts";
 import { appendLogJson, readLogJson } from "./lib/ledger.ts";
 import { CliError } from "../../errors.ts";
+import { revokeShared, sharedUrl, STORE_HELP, withShared } from "./lib/shared.ts";
 
 const help = `usage: jcp revoke --key FILE --chain CHAINFILE --list DIR [--target ADDRESS] [--at TIME] [--json]
   Revokes the last grant of CHAINFILE (or the grant at ADDRESS on it) and everything below it,
@@ -23,6 +24,7 @@ const help = `usage: jcp revoke --key FILE --chain CHAINFILE --list DIR [--targe
   --target ADDRESS  revoke this grant of the chain instead of its leaf
   --at TIME         from when the revocation holds: epoch ms or ISO 8601 (default: now)
   --json            print {revoked, head, length}
+${STORE_HELP}
 exit: 0 appended, 1 refused (NotAuthorized, or the list does not verify), 2 usage error`;
 
 export const command: Command = {
@@ -39,6 +41,7 @@ export const command: Command = {
         target: { type: "string" },
         at: { type: "string" },
         json: { type: "boolean" },
+        store: { type: "string" },
       },
       false,
     );
@@ -49,7 +52,22 @@ export const command: Command = {
       if (i < 0) throw new UsageError(`${v.target} is not a grant of ${v.chain}`);
       chain = chain.slice(0, i + 1);
     }
+    const url = sharedUrl(v.store);
     const path = v.list;
+    if (url !== undefined) {
+      const revoked = resolveChain(chain).at(-1)?.address ?? addressOf(null);
+      const key = readKey(v.key);
+      const at = timeArg(v.at, "at");
+      const c = chain;
+      return withShared(url, (logs) => revokeShared(logs, path, c, key, at)).then(({ list, entry }) => {
+        if (v.json) printJson(io, { revoked, head: list.head, length: list.length, entry });
+        else
+          io.out(
+            `revoked ${revoked} and everything below it\n  list ${path}: ${list.length} entr${list.length === 1 ? "y" : "ies"}, head ${list.head}`,
+          );
+        return EXIT.ok;
+      });
+    }
     if (existsSync(path) && !isLog(path))
       throw new CliError(
         "BadLedger",

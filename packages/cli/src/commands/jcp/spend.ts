@@ -5,6 +5,7 @@ import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../c
 import { readKey } from "../../keyfile.ts";
 import { amountArg, countArg, principal, readChain, readList, timeArg } from "./lib/files.ts";
 import { spendOn } from "./lib/spender.ts";
+import { sharedUrl, spendSharedCommand, STORE_HELP } from "./lib/shared.ts";
 
 const help = `usage: jcp spend --host-key FILE --chain CHAINFILE --ledger DIR --uj AMOUNT --root DID|KEYFILE…
                  [--calls N] [--wall-ms N] [--at TIME] [--host DID…] [--revocations FILE] [--json]
@@ -26,6 +27,7 @@ const help = `usage: jcp spend --host-key FILE --chain CHAINFILE --ledger DIR --
   --at TIME           time of the spend: epoch ms or ISO 8601 (default: now)
   --revocations FILE  a revocation list file
   --json              print {receipts, remaining budgets, retries}
+${STORE_HELP}
 exit: 0 recorded, 1 refused (Overspend, Expired, Revoked, …) or the ledger does not verify, 2 usage error`;
 
 /** How many times a spend is rebuilt after losing the head to another writer before it gives up. */
@@ -50,6 +52,7 @@ export const command: Command = {
         at: { type: "string" },
         revocations: { type: "string" },
         json: { type: "boolean" },
+        store: { type: "string" },
       },
       false,
     );
@@ -57,7 +60,8 @@ export const command: Command = {
       throw new UsageError("--host-key, --chain, --ledger, --uj and --root are required");
     const host = readKey(v["host-key"]);
     const chain = readChain(v.chain);
-    const revocations = readList(v.revocations);
+    const url = sharedUrl(v.store);
+    const revocations = url === undefined ? readList(v.revocations) : undefined;
     const opts = {
       roots: v.root.map(principal),
       hosts: [host.did, ...(v.host ?? []).map(principal)],
@@ -71,6 +75,21 @@ export const command: Command = {
       ...(calls !== undefined ? { calls } : {}),
       ...(wall_ms !== undefined ? { wall_ms } : {}),
     };
+    if (url !== undefined)
+      return spendSharedCommand(
+        {
+          url,
+          ledger: v.ledger,
+          revocations: v.revocations,
+          chain,
+          host,
+          req,
+          opts,
+          atMs: () => timeArg(v.at, "at"),
+          json: v.json === true,
+        },
+        io,
+      ).then(() => EXIT.ok);
     // Without --at the spend's time is now, taken after the ledger was read (every receipt in it
     // took its time before it was appended, so before this read) and again on a retry: a leaf's
     // receipt times never go back.

@@ -5,7 +5,8 @@ import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
 import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
 import { readInput, writeOutput } from "../../files.ts";
 import { resolveRun } from "../../runref.ts";
-import { openRunStore } from "../../runstore.ts";
+import { openRunStore, readableRunStore, runStoreUrl } from "../../runstore.ts";
+import { importIntoShared } from "./archive-pg.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
@@ -21,18 +22,19 @@ const exportCmd: Command = {
   to a temporary sibling, fsynced, renamed into place).
 ${STORE_HELP}
 exit: 0 written, 1 refused (the code names why), 2 usage error, unknown run or unusable store`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       store: { type: "string" },
       out: { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
-    const store = openRunStore(values.store, false);
+    const { store, done } = await readableRunStore(values.store, positionals[0] ?? null);
+    await done();
     const bytes = exportRun(store, resolveRun(store, positionals[0]));
     if (values.out !== undefined) writeOutput(values.out, bytes, { what: "archive" });
     else if (io.bytes) writeBytes(io, "out", bytes);
     else for (let at = 0; at < bytes.length;) at += writeSync(1, bytes, at);
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };
 
@@ -63,8 +65,11 @@ exit: 0 imported (or already held), 1 refused (the code names why), 2 usage erro
     if (positionals.length !== 1) throw new UsageError("exactly one ARCHIVE is required");
     const trust = trustOf(values);
     const bytes = readInput(positionals[0]!, "archive", ARCHIVE_LIMITS.maxBytes);
-    const store = openRunStore(values.store, true);
-    const r = await importRunArchive(store, bytes, trust.keys ?? undefined);
+    const url = runStoreUrl(values.store);
+    const r =
+      url !== null
+        ? await importIntoShared(url, bytes, trust.keys ?? undefined)
+        : await importRunArchive(openRunStore(values.store, true), bytes, trust.keys ?? undefined);
     const signers = r.signers;
     if (values.json === true) printJson(io, { ...r, trusted: trust.keys !== null });
     else

@@ -2,7 +2,7 @@
 // in the run store. Each first asks the run's supervisor on this host (the process holding its
 // sandbox); with none live, it acts on the record itself under the run's lock.
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
-import { openRunStore } from "../../runstore.ts";
+import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
 import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
 import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
@@ -10,7 +10,8 @@ import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
 
-const STORE_HELP = `  --store DIR      the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+const STORE_HELP = `  --store DIR|URL  the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
+                   postgres://… is the PostgreSQL store shared by many hosts (local state: $SBX_LOCAL_DIR)`;
 
 function show(io: Io, what: string, r: unknown): void {
   const o = r as Record<string, unknown>;
@@ -41,7 +42,7 @@ exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunB
     });
     const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
-    const store = openRunStore(values.store, false);
+    const store = await openAnyRunStore(values.store, false);
     const release = values.release === true;
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
     show(io, "suspended", asked?.result ?? (await suspendDirect(store, id)));
@@ -84,7 +85,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     const own = dash < 0 ? positionals : positionals.slice(0, positionals.length - cmd.length);
     const id = parseRunId(own[0]);
     if (own.length > 1) throw new UsageError("sbx resume takes one run id; the command goes after --");
-    const store = openRunStore(values.store, false);
+    const store = await openAnyRunStore(values.store, false);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "resume" });
     if (asked !== undefined) {
       if (cmd.length > 0)
@@ -92,7 +93,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
       show(io, "resumed", asked.result);
       return EXIT.ok;
     }
-    if (values.detach === true) return spawnDetached(store.root, ["resume", ...args], io);
+    if (values.detach === true) return spawnDetached(storeArgOf(store), ["resume", ...args], io);
     const hostKey = hostKeyOf(store.root, values.key);
     const end = await resumeByRestore(
       {
@@ -130,7 +131,7 @@ exit: 0 closed, 1 refused (RecordClosed, RunBusy…), 2 usage error`,
     const o = values.outcome ?? null;
     if (o !== null && !["completed", "failed", "abandoned"].includes(o))
       throw new UsageError("--outcome must be completed, failed or abandoned");
-    const store = openRunStore(values.store, false);
+    const store = await openAnyRunStore(values.store, false);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "close", outcome: o });
     show(io, "closed", asked?.result ?? (await closeDirect(store, id, o)));
     return EXIT.ok;

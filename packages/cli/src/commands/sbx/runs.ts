@@ -5,7 +5,7 @@ import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
 import type { Digest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { resolveRun } from "../../runref.ts";
-import { openRunStore } from "../../runstore.ts";
+import { readableRunStore } from "../../runstore.ts";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
 
@@ -41,13 +41,14 @@ const runs: Command = {
 ${STORE_HELP}
   --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete}
 exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       store: { type: "string" },
       json: { type: "boolean" },
     });
     if (positionals.length !== 0) throw new UsageError("sbx runs takes no arguments");
-    const store = openRunStore(values.store, false);
+    const { store, done } = await readableRunStore(values.store, null);
+    await done();
     const rows = store.recordIds().map((id) => summary(id, verifyStored(store, id)));
     if (values.json === true) printJson(io, rows);
     else {
@@ -58,7 +59,7 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
         );
       if (rows.length === 0) io.out(`(no runs in ${store.root})`);
     }
-    return Promise.resolve(rows.every((r) => r.valid) ? EXIT.ok : EXIT.invalid);
+    return rows.every((r) => r.valid) ? EXIT.ok : EXIT.invalid;
   },
 };
 
@@ -100,13 +101,14 @@ const show: Command = {
 ${STORE_HELP}
   --json            print {id, report, objects, attestations}
 exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or unusable store`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       store: { type: "string" },
       json: { type: "boolean" },
     });
     if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
-    const store = openRunStore(values.store, false);
+    const { store, done } = await readableRunStore(values.store, positionals[0] ?? null);
+    await done();
     const id = resolveRun(store, positionals[0]);
     const v = verifyStored(store, id);
     if (values.json === true)
@@ -121,7 +123,7 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
         })),
       });
     else printShow(io, id, v);
-    return Promise.resolve(v.valid ? EXIT.ok : EXIT.invalid);
+    return v.valid ? EXIT.ok : EXIT.invalid;
   },
 };
 

@@ -5,6 +5,7 @@ import { FileStore, isHeadArg, verifyRecordFiles, type FilesReport } from "@sbx/
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { runRecordPath } from "./lifecycle/paths.ts";
+import { mirroredRecord } from "../../runstore.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
@@ -70,7 +71,7 @@ export const command: Command = {
   name: "verify",
   summary: "verify a durable run record and the objects it references, from files alone",
   help,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       store: { type: "string" },
       "record-only": { type: "boolean" },
@@ -82,14 +83,16 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
     const trust = trustOf(values, values.host);
     // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
-    const path = runRecordPath(positionals[0]!, values.store);
+    // With a PostgreSQL run store, this host's mirror of the run is verified (runstore.ts).
+    const mirrored = await mirroredRecord(positionals[0]!, values.store);
+    const path = mirrored?.path ?? runRecordPath(positionals[0]!, values.store);
     if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
     if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     if (values.head !== undefined && !isHeadArg(values.head))
       throw new UsageError("--head must be a blake3:<64 hex> digest");
     let store: FileStore | null = null;
     if (values["record-only"] !== true) {
-      const root = findStore(path, values.store);
+      const root = findStore(path, mirrored?.store ?? values.store);
       if (root === null)
         throw new UsageError("no store found beside the record: pass --store DIR or --record-only");
       try {
@@ -104,6 +107,6 @@ export const command: Command = {
     });
     if (values.json === true) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
     else printReport(report, trust, io);
-    return Promise.resolve(report.valid ? EXIT.ok : EXIT.invalid);
+    return report.valid ? EXIT.ok : EXIT.invalid;
   },
 };

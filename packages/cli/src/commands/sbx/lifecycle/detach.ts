@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Readable } from "node:stream";
 import { EXIT, type Io } from "../../../command.ts";
-import { openRunStore } from "../../../runstore.ts";
+import { openAnyRunStore, storeArgOf } from "../../../runstore.ts";
 
 const NOTIFY = "SBX_DETACH_NOTIFY";
 
@@ -33,7 +33,7 @@ export async function spawnDetached(
   args: readonly string[],
   io: Io,
 ): Promise<number> {
-  const store = openRunStore(storeGiven, true);
+  const store = await openAnyRunStore(storeGiven, true);
   mkdirSync(join(store.root, "live"), { recursive: true, mode: 0o700 });
   const log = join(
     store.root,
@@ -44,7 +44,7 @@ export async function spawnDetached(
   const own = (cut < 0 ? args : args.slice(0, cut)).filter((a) => a !== "--detach");
   const rest = cut < 0 ? [] : args.slice(cut);
   const fd = openSync(log, "a", 0o600);
-  const child = spawn(process.execPath, [sbxBin(), ...own, "--store", store.root, ...rest], {
+  const child = spawn(process.execPath, [sbxBin(), ...own, "--store", storeArgOf(store), ...rest], {
     detached: true,
     stdio: ["ignore", fd, fd, "pipe"],
     env: { ...process.env, [NOTIFY]: "3" },

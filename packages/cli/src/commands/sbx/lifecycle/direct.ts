@@ -7,13 +7,12 @@ import { parseCanonical } from "@sbx/wire";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
-import type { FileStore } from "@sbx/host/store";
-import { snapshotDir } from "@sbx/host/snapshot";
+import { snapshotRun, type RunStore } from "../../../runstore.ts";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "./paths.ts";
 import { closeOutcome } from "./supervisor.ts";
 
-async function manifestOf(store: FileStore, unitId: Digest): Promise<Digest> {
+async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
   const bytes = await store.getObject(unitId);
   if (bytes === null)
     throw new SandboxAttestError("ObjectMissing", `unit descriptor ${unitId} is not in the store`);
@@ -21,7 +20,7 @@ async function manifestOf(store: FileStore, unitId: Digest): Promise<Digest> {
 }
 
 /** suspendDirect (§13) snapshots the run's last workspace on this host and appends the suspended segment. */
-export async function suspendDirect(store: FileStore, id: Digest): Promise<Record<string, unknown>> {
+export async function suspendDirect(store: RunStore, id: Digest): Promise<Record<string, unknown>> {
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
   try {
@@ -35,7 +34,7 @@ export async function suspendDirect(store: FileStore, id: Digest): Promise<Recor
         "RunNotLive",
         "this host holds no workspace of the run to snapshot; close it instead",
       );
-    const snap = snapshotDir(store, ws);
+    const snap = await snapshotRun(store, ws);
     const ref = { fs_root: snap.fs_root, manifest: await manifestOf(store, record.unitId) };
     const head = await store.appendSegment(id, record.head, {
       kind: "suspended",
@@ -50,7 +49,7 @@ export async function suspendDirect(store: FileStore, id: Digest): Promise<Recor
 
 /** closeDirect (§13.2) appends the closed segment: the outcome asked for, else derived from the record. */
 export async function closeDirect(
-  store: FileStore,
+  store: RunStore,
   id: Digest,
   asked: string | null,
 ): Promise<Record<string, unknown>> {

@@ -12,8 +12,8 @@ import { parseCanonical, type Digest, type KeyPair } from "@sbx/wire";
 import { parseUnit, type UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { resumeRun } from "@sbx/sandbox-attest/store";
-import { faultPoint, type FileStore } from "@sbx/host/store";
-import { restoreSnapshot, snapshotDir } from "@sbx/host/snapshot";
+import { faultPoint } from "@sbx/host/store";
+import { restoreRun, snapshotRun, type RunStore } from "../../../runstore.ts";
 import {
   checkEnvironment,
   hostOffer,
@@ -31,7 +31,7 @@ import { durableImageSandbox } from "./image.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
-async function readUnit(store: FileStore, id: Digest): Promise<UnitDescriptor> {
+async function readUnit(store: RunStore, id: Digest): Promise<UnitDescriptor> {
   const bytes = await store.getObject(id);
   if (bytes === null)
     throw new SandboxAttestError("ObjectMissing", `unit descriptor ${id} is not in the store`);
@@ -39,13 +39,13 @@ async function readUnit(store: FileStore, id: Digest): Promise<UnitDescriptor> {
 }
 
 /** restoreOffered restores the parked snapshot and returns what was restored, re-addressed. */
-function restoreOffered(
-  store: FileStore,
+async function restoreOffered(
+  store: RunStore,
   ref: SnapshotRef,
   ws: string,
-): { offered: SnapshotRef; bytes: bigint } {
+): Promise<{ offered: SnapshotRef; bytes: bigint }> {
   try {
-    restoreSnapshot(store, ref.fs_root, ws);
+    await restoreRun(store, ref.fs_root, ws);
   } catch (e) {
     if (isSandboxAttestError(e) && SNAPSHOT_CODES.has(e.code))
       throw new SandboxAttestError(
@@ -56,13 +56,13 @@ function restoreOffered(
     throw e;
   }
   faultPoint("durable:restored");
-  const again = snapshotDir(store, ws);
+  const again = await snapshotRun(store, ws);
   return { offered: { fs_root: again.fs_root, manifest: ref.manifest }, bytes: BigInt(again.bytes) };
 }
 
 /** What a restoring resume needs besides the store and the run. */
 export interface RestoreInput {
-  readonly store: FileStore;
+  readonly store: RunStore;
   readonly id: Digest;
   readonly hostKey: KeyPair;
   readonly cmd: readonly string[];
@@ -94,7 +94,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     const sandbox = await durableImageSandbox(r.store, ref.manifest, r.images, r.sandbox, true);
     const unit = await readUnit(r.store, rec.unitId);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
-    const { offered, bytes } = restoreOffered(r.store, ref, ws);
+    const { offered, bytes } = await restoreOffered(r.store, ref, ws);
     writeInfo(paths, { workspace: ws });
     const last = rec.segments[rec.segments.length - 1];
     const parkedAt = last?.kind === "suspended" ? last.at_ms : Date.now();

@@ -10,7 +10,7 @@ import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
-import { openRunStore } from "../../../runstore.ts";
+import { openAnyRunStore } from "../../../runstore.ts";
 import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, storeRunManifest } from "./image.ts";
@@ -46,7 +46,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   if (d.sandbox === null) throw new UsageError("a durable run runs in a sandbox");
   if (d.values.detach === true)
     return spawnDetached(d.values.store as string | undefined, ["run", ...d.args], io);
-  const store = openRunStore(d.values.store as string | undefined, true);
+  const store = await openAnyRunStore(d.values.store as string | undefined, true);
   const hostKey = hostKeyOf(store.root, d.values.key as string | undefined);
   await storeRunManifest(store, d.pinned ?? null);
   const sat = await checkEnvironment(store, d.manifest, hostOffer(store.root));

@@ -14,9 +14,9 @@ import { resumeRun } from "@sbx/sandbox-attest/store";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { HostError } from "@sbx/host";
-import { faultPoint, type FileStore } from "@sbx/host/store";
+import { faultPoint } from "@sbx/host/store";
 import type { SandboxOptions } from "@sbx/host/sandbox";
-import { snapshotDir } from "@sbx/host/snapshot";
+import { snapshotRun, type RunStore } from "../../../runstore.ts";
 import {
   checkEnvironment,
   hostOffer,
@@ -32,7 +32,7 @@ import type { RunPaths } from "./paths.ts";
 
 /** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
 export interface SupervisorInit {
-  readonly store: FileStore;
+  readonly store: RunStore;
   readonly id: Digest;
   readonly head: Digest;
   readonly argv: readonly string[];
@@ -207,7 +207,7 @@ export class Supervisor {
         if (!(e instanceof HostError && e.code === "RunNotLive")) throw e;
       }
     if (sealed !== null) await this.#record(sealed);
-    const snap = snapshotDir(this.#i.store, this.#i.sandbox.workspace);
+    const snap = await snapshotRun(this.#i.store, this.#i.sandbox.workspace);
     faultPoint("durable:snapshot-stored");
     const ref: SnapshotRef = { fs_root: snap.fs_root, manifest: this.#i.manifest };
     const atMs = Math.max(Date.now(), sealed?.receipt.receipt.end_ms ?? 0);
@@ -244,7 +244,7 @@ export class Supervisor {
     const p = this.#parked;
     if (p === null || this.#released) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
     await readVerifiedRun(this.#i.store, this.#i.id);
-    const now = snapshotDir(this.#i.store, this.#i.sandbox.workspace);
+    const now = await snapshotRun(this.#i.store, this.#i.sandbox.workspace);
     const offered: SnapshotRef = { fs_root: now.fs_root, manifest: p.ref.manifest };
     const sat = await checkEnvironment(this.#i.store, p.ref.manifest, hostOffer(this.#i.store.root));
     const resident = residentBytes(this.#live.cgroupDirs) ?? p.resident;
