@@ -98,7 +98,7 @@ test("jcp standing: mints on events until the rate limit refuses one; a replayed
         "--held",
         p("held.chain"),
         "--ledger",
-        p("ledger.json"),
+        p("mints"),
         "--event",
         p(`ev${n}.json`),
         "--at",
@@ -123,7 +123,7 @@ test("jcp standing: mints on events until the rate limit refuses one; a replayed
       "--held",
       p("held.chain"),
       "--ledger",
-      p("ledger.json"),
+      p("mints"),
       "--root",
       readKey(p("root.key")).did,
     ]);
