@@ -242,7 +242,7 @@ test("with a grant for one loopback port the unit reaches that port and nothing 
 test("an issuer's amendment lowering the budget stops a running unit at the next period", async () => {
   const s = await setup([["/fs/work/**", ["read", "write"]]], "100J");
   try {
-    const log = s.p("alice.log");
+    const log = s.p("alice-log");
     // The holder checkpoints (jcp §4.7: an amendment answers the latest checkpoint).
     const state = `blake3:${"0".repeat(64)}`;
     const cp = await cli("jcp", [
