@@ -135,6 +135,7 @@ test("under /fs/work/** only, no other host path is readable or writable and not
     assert.match(r.err, /ok/); // the workspace is writable
     assert.equal(connections, 0);
     assert.equal(readFileSync(s.p("ws/mine"), "utf8"), "ok\n");
+    assert.equal((JSON.parse(r.out) as { sandbox: { network: unknown } }).sandbox.network, "none");
   } finally {
     server.close();
     rmSync(s.dir, { recursive: true, force: true });
@@ -232,6 +233,11 @@ test("with a grant for one loopback port the unit reaches that port and nothing 
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, "hello\nGRANTED");
     assert.equal(hits.get(granted), 1);
+    // What was provided is stated: that one port relayed, not "none"; the level is the one a
+    // sandbox whose network its grants name provides (§5.2 item 1), no other.
+    const j = JSON.parse(r.out) as { sandbox: { network: unknown }; level: string };
+    assert.deepEqual(j.sandbox.network, { loopback: [granted] });
+    assert.equal(j.level, "S4");
     assert.equal(hits.get(other), undefined);
   } finally {
     for (const x of servers) x.close();

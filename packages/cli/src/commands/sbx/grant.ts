@@ -151,7 +151,7 @@ export function prepareGrantRun(
     async open() {
       if (ports.length === 0) return base;
       fwd = await startForwarders(ports);
-      return { ...base, binds: [...map.binds, fwd.bind], wrap: fwd.wrap };
+      return { ...base, binds: [...map.binds, fwd.bind], wrap: fwd.wrap, relayedPorts: ports };
     },
     async close() {
       await fwd?.stop();

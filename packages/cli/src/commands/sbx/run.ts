@@ -146,7 +146,7 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
   else {
     const l = p.limits;
     io.out(
-      `sandbox      workspace ${s.workspace ?? ""} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), no network`,
+      `sandbox      workspace ${s.workspace ?? ""} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), ${p.network === "none" ? "no network" : `network: host loopback port${p.network.loopback.length > 1 ? "s" : ""} ${p.network.loopback.join(", ")} only`}`,
     );
     io.out(
       `limits       memory ${l.memoryBytes} B, cpu ${l.cpuMillis / 1000}, pids ${l.pids}, /tmp ${p.tmpBytes} B`,
