@@ -11,6 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { envelopeAddress, payloadOf, type Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
+import { hashFile } from "@sbx/host/gate";
+import { realpathSync } from "node:fs";
 import { runCli } from "../src/main.ts";
 
 async function cli(tool: "sbx" | "jcp", argv: string[]) {
@@ -273,6 +276,44 @@ test("an issuer's amendment lowering the budget stops a running unit at the next
     assert.ok(spent <= 1_000_000n + BigInt(j.grant.max_period_uj), `spent ${spent} µJ under an amended 1 J`);
     assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - spent);
     console.log(`amended to 1 J while running: stopped having spent ${spent} µJ after ${wall} ms`);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("a grant naming /exec/<digest> resources runs only those programs (the exec gate, allowlist)", async () => {
+  const allowed = await Promise.all(
+    ["/bin/sh", "/lib64/ld-linux-x86-64.so.2", "/usr/bin/true"].map(
+      async (f) => (await hashFile(realpathSync(f))).digest,
+    ),
+  );
+  const denied = (await hashFile("/usr/bin/id")).digest;
+  const s = await setup(
+    [["/fs/work/**", ["read", "write"]], ...allowed.map((d): [string, string[]] => [`/exec/${d}`, ["exec"]])],
+    "100J",
+  );
+  try {
+    const r = await cli("sbx", [
+      ...s.runArgs,
+      ...["--json", "--out", s.p("out"), "--", "/bin/sh", "-c"],
+      "/usr/bin/true && echo true-ran; /usr/bin/id; echo id-status=$?",
+    ]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(readFileSync(s.p("out/stdout"), "utf8"), /true-ran\nid-status=126\n/);
+    const j = JSON.parse(r.out) as { gate: { held: boolean } | null };
+    assert.equal(j.gate?.held, true);
+    // The policy attested is the grant's allowlist, and the refusal of id is journaled.
+    const att = JSON.parse(readFileSync(s.p("out/attestation.json"), "utf8")) as Envelope;
+    assert.equal(
+      verifyAttestation(att).predicate.exec_policy,
+      policyAddress(makePolicy("allowlist", allowed)),
+    );
+    const journal = JSON.parse(readFileSync(s.p("out/journal.json"), "utf8")) as {
+      events: { type: string; digest?: string; allowed?: boolean }[];
+    };
+    assert.ok(
+      journal.events.some((e) => e.type === "exec.decision" && e.digest === denied && e.allowed === false),
+    );
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }
