@@ -11,6 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { envelopeAddress, payloadOf, type Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
+import { hashFile } from "@sbx/host/gate";
+import { realpathSync } from "node:fs";
 import { runCli } from "../src/main.ts";
 
 async function cli(tool: "sbx" | "jcp", argv: string[]) {
@@ -135,6 +138,7 @@ test("under /fs/work/** only, no other host path is readable or writable and not
     assert.match(r.err, /ok/); // the workspace is writable
     assert.equal(connections, 0);
     assert.equal(readFileSync(s.p("ws/mine"), "utf8"), "ok\n");
+    assert.equal((JSON.parse(r.out) as { sandbox: { network: unknown } }).sandbox.network, "none");
   } finally {
     server.close();
     rmSync(s.dir, { recursive: true, force: true });
@@ -232,6 +236,11 @@ test("with a grant for one loopback port the unit reaches that port and nothing 
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, "hello\nGRANTED");
     assert.equal(hits.get(granted), 1);
+    // What was provided is stated: that one port relayed, not "none"; the level is the one a
+    // sandbox whose network its grants name provides (§5.2 item 1), no other.
+    const j = JSON.parse(r.out) as { sandbox: { network: unknown }; level: string };
+    assert.deepEqual(j.sandbox.network, { loopback: [granted] });
+    assert.equal(j.level, "S4");
     assert.equal(hits.get(other), undefined);
   } finally {
     for (const x of servers) x.close();
@@ -242,7 +251,7 @@ test("with a grant for one loopback port the unit reaches that port and nothing 
 test("an issuer's amendment lowering the budget stops a running unit at the next period", async () => {
   const s = await setup([["/fs/work/**", ["read", "write"]]], "100J");
   try {
-    const log = s.p("alice.log");
+    const log = s.p("alice-log");
     // The holder checkpoints (jcp §4.7: an amendment answers the latest checkpoint).
     const state = `blake3:${"0".repeat(64)}`;
     const cp = await cli("jcp", [
@@ -267,6 +276,44 @@ test("an issuer's amendment lowering the budget stops a running unit at the next
     assert.ok(spent <= 1_000_000n + BigInt(j.grant.max_period_uj), `spent ${spent} µJ under an amended 1 J`);
     assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - spent);
     console.log(`amended to 1 J while running: stopped having spent ${spent} µJ after ${wall} ms`);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("a grant naming /exec/<digest> resources runs only those programs (the exec gate, allowlist)", async () => {
+  const allowed = await Promise.all(
+    ["/bin/sh", "/lib64/ld-linux-x86-64.so.2", "/usr/bin/true"].map(
+      async (f) => (await hashFile(realpathSync(f))).digest,
+    ),
+  );
+  const denied = (await hashFile("/usr/bin/id")).digest;
+  const s = await setup(
+    [["/fs/work/**", ["read", "write"]], ...allowed.map((d): [string, string[]] => [`/exec/${d}`, ["exec"]])],
+    "100J",
+  );
+  try {
+    const r = await cli("sbx", [
+      ...s.runArgs,
+      ...["--json", "--out", s.p("out"), "--", "/bin/sh", "-c"],
+      "/usr/bin/true && echo true-ran; /usr/bin/id; echo id-status=$?",
+    ]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(readFileSync(s.p("out/stdout"), "utf8"), /true-ran\nid-status=126\n/);
+    const j = JSON.parse(r.out) as { gate: { held: boolean } | null };
+    assert.equal(j.gate?.held, true);
+    // The policy attested is the grant's allowlist, and the refusal of id is journaled.
+    const att = JSON.parse(readFileSync(s.p("out/attestation.json"), "utf8")) as Envelope;
+    assert.equal(
+      verifyAttestation(att).predicate.exec_policy,
+      policyAddress(makePolicy("allowlist", allowed)),
+    );
+    const journal = JSON.parse(readFileSync(s.p("out/journal.json"), "utf8")) as {
+      events: { type: string; digest?: string; allowed?: boolean }[];
+    };
+    assert.ok(
+      journal.events.some((e) => e.type === "exec.decision" && e.digest === denied && e.allowed === false),
+    );
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

@@ -77,12 +77,18 @@ export interface SandboxOptions {
   readonly workspaceReadOnly?: boolean;
   /** A prefix run before the command inside (e.g. a granted port's relay, ../grants/netfwd.ts). */
   readonly wrap?: readonly string[];
+  /**
+   * The host loopback ports `wrap` relays into the sandbox (a grant's /net/127.0.0.1/PORT,
+   * ../grants/netfwd.ts): stated as the network provided, never "none" when any is relayed.
+   */
+  readonly relayedPorts?: readonly number[];
 }
 
 /** What the host set up, as facts: the level it may state is computed from these (§9). */
 export interface Provided {
   readonly isolated: true;
-  readonly network: "none";
+  /** No network, or only these host loopback ports relayed in (a grant names each, §5.2, §5.6). */
+  readonly network: "none" | { readonly loopback: readonly number[] };
   readonly limits: Limits;
   readonly hostUid: number;
   readonly user: SandboxUser;
@@ -293,7 +299,7 @@ export function startSandbox(
   const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
   const provided: Provided = {
     isolated: true,
-    network: "none",
+    network: o.relayedPorts?.length ? { loopback: [...o.relayedPorts].sort((a, b) => a - b) } : "none",
     limits,
     hostUid,
     user,

@@ -1,24 +1,15 @@
 // `jcp amend`: the issuer of a grant appends a signed amendment that tightens it (jcp §4.7).
 import type { AmendmentSet } from "@sbx/jcp-grant/checkpoint";
-import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import {
-  amountArg,
-  countArg,
-  grantJson,
-  grantLine,
-  readChain,
-  sortedSet,
-  timeArg,
-  writeJson,
-} from "./lib/files.ts";
-import { readLog } from "./checkpoint.ts";
+import { amountArg, countArg, grantJson, grantLine, readChain, sortedSet, timeArg } from "./lib/files.ts";
+import { appendCheckpoint } from "./lib/checkpointlog.ts";
 
-const help = `usage: jcp amend --key FILE --chain CHAINFILE --log FILE [--resource PATTERN…] [--action NAME…]
+const help = `usage: jcp amend --key FILE --chain CHAINFILE --log DIR [--resource PATTERN…] [--action NAME…]
                  [--uj AMOUNT] [--calls N] [--wall-ms N] [--exp TIME] [--depth N] [--at TIME] [--json]
   Appends the issuer's signed amendment to the checkpoint log of the last grant in CHAINFILE
-  (jcp §4.7), answering the latest checkpoint. Each option given replaces that member of the grant in
+  (jcp §4.7, an append-only folder), answering the latest checkpoint; appended on the head it
+  verified (a concurrent entry makes it verify and sign again). Each option given replaces that member of the grant in
   force; it may only tighten, and the budget may not go below what the latest checkpoint has spent.
   --key FILE   the grant's issuer's key (the holder's key is refused: SeparationOfDuties)
 exit: 0 amended, 1 refused (SeparationOfDuties, AmendmentWidens, BudgetBelowSpent, NotAmendable, …),
@@ -70,9 +61,9 @@ export const command: Command = {
     );
     if (!v.key || !v.chain || !v.log) throw new UsageError("--key, --chain and --log are required");
     const set = setOf(v);
-    const log = CheckpointLog.replay(readChain(v.chain), readLog(v.log));
-    log.amend(readKey(v.key), set, timeArg(v.at, "at"));
-    writeJson(v.log, log.entries);
+    const key = readKey(v.key);
+    const at = v.at === undefined ? undefined : timeArg(v.at, "at");
+    const { log } = appendCheckpoint(v.log, readChain(v.chain), (l) => l.amend(key, set, at ?? Date.now()));
     if (v.json) printJson(io, { head: log.head, length: log.length, grant: grantJson(log.effective) });
     else io.out(`amendment ${log.amendments} appended; in force:\n  ${grantLine(log.effective)}`);
     return Promise.resolve(EXIT.ok);

@@ -1,6 +1,5 @@
 // `jcp checkpoint` and `jcp checkpoint verify`: the holder appends a signed checkpoint of its state to
 // a grant's checkpoint log; anyone verifies the log and prints the grant in force (jcp §4.7).
-import { existsSync } from "node:fs";
 import { isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
@@ -9,22 +8,15 @@ import { readKey } from "../../keyfile.ts";
 import { hashInput } from "../../files.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
-import {
-  countArg,
-  grantJson,
-  grantLine,
-  readChain,
-  readJson,
-  rootsOf,
-  timeArg,
-  writeJson,
-} from "./lib/files.ts";
+import { countArg, grantJson, grantLine, readChain, rootsOf, timeArg } from "./lib/files.ts";
+import { appendCheckpoint, readCheckpointLog } from "./lib/checkpointlog.ts";
 
-/** readLog reads a checkpoint log file (a JSON list of envelopes); missing means empty. */
+/**
+ * readLog reads a checkpoint log's entries: an append-only folder (jcp §4.7 storage), or the JSON
+ * list file of an older jcp (read only); missing means empty.
+ */
 export function readLog(path: string): Envelope[] {
-  const v = existsSync(path) ? readJson(path, "checkpoint log") : [];
-  if (!Array.isArray(v)) throw new UsageError(`${path} is not a checkpoint log (a JSON list of envelopes)`);
-  return v as Envelope[];
+  return readCheckpointLog(path).entries;
 }
 
 function stateOf(v: { state?: string; "state-file"?: string }): Digest {
@@ -38,14 +30,15 @@ function stateOf(v: { state?: string; "state-file"?: string }): Digest {
   return hashInput(v["state-file"], "state file");
 }
 
-const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log FILE (--state DIGEST | --state-file FILE)
+const help = `usage: jcp checkpoint --key FILE --chain CHAINFILE --log DIR (--state DIGEST | --state-file FILE)
                       [--spent-uj AMOUNT] [--spent-calls N] [--spent-wall-ms N] [--at TIME] [--json]
   Appends the holder's signed checkpoint to the checkpoint log of the last grant in CHAINFILE
   (jcp §4.7): the state's digest, what has been spent so far, and every amendment seen so far. The
-  log (a JSON list of envelopes, created when missing) is verified first.
+  log (an append-only folder, created when missing) is verified first, and the checkpoint is
+  appended on the head verified (a concurrent entry makes it verify and sign again).
 exit: 0 appended, 1 refused (NotHolder, NotAmendable, BrokenCheckpointLog, …), 2 usage error`;
 
-const verifyHelp = `usage: jcp checkpoint verify --chain CHAINFILE --log FILE (--trust DID|KEYFILE… | --any-signer)
+const verifyHelp = `usage: jcp checkpoint verify --chain CHAINFILE --log DIR|FILE (--trust DID|KEYFILE… | --any-signer)
                              [--at TIME] [--json]
   Verifies a grant's checkpoint log (jcp §4.7): every checkpoint and amendment, and the chain at
   --at to a trusted root under the grant in force; prints the grant in force: the original with
@@ -78,7 +71,6 @@ const append: Command = {
     );
     if (!v.key || !v.chain || !v.log) throw new UsageError("--key, --chain and --log are required");
     const state = stateOf(v);
-    const log = CheckpointLog.replay(readChain(v.chain), readLog(v.log));
     const spentUj = v["spent-uj"] ?? "0";
     if (!/^(0|[1-9]\d*)$/.test(spentUj)) throw new UsageError("--spent-uj is microjoules");
     const spent = {
@@ -86,8 +78,11 @@ const append: Command = {
       calls: countArg(v["spent-calls"], "spent-calls") ?? 0,
       wall_ms: countArg(v["spent-wall-ms"], "spent-wall-ms") ?? 0,
     };
-    log.checkpoint(readKey(v.key), { state, spent, at_ms: timeArg(v.at, "at") });
-    writeJson(v.log, log.entries);
+    const key = readKey(v.key);
+    const at = v.at === undefined ? undefined : timeArg(v.at, "at");
+    const { log } = appendCheckpoint(v.log, readChain(v.chain), (l) =>
+      l.checkpoint(key, { state, spent, at_ms: at ?? Date.now() }),
+    );
     if (v.json) printJson(io, { head: log.head, length: log.length, amendments: log.amendments });
     else
       io.out(

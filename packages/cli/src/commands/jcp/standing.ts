@@ -1,19 +1,12 @@
 // `jcp standing create | mint | verify`: standing grants (jcp §4.6). The issuer of a held grant signs
 // a mint policy; its holder mints children on event files into a ledger file; anyone verifies it.
-import { existsSync } from "node:fs";
 import type { Envelope } from "@sbx/wire";
-import {
-  createPolicy,
-  StandingMinter,
-  verifyMintLedger,
-  type LedgerFiles,
-  type PolicyPayload,
-  type Trigger,
-} from "@sbx/jcp-grant/standing";
+import { createPolicy, verifyMintLedger, type PolicyPayload, type Trigger } from "@sbx/jcp-grant/standing";
 import { resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
+import { mintOn, readMintLog } from "./lib/mintlog.ts";
 import {
   amountArg,
   countArg,
@@ -36,14 +29,17 @@ const createHelp = `usage: jcp standing create --key FILE --held CHAINFILE --hol
   --trigger T@S[@D]  an event type and source; with @DID the event must be signed by that key
 exit: 0 signed, 1 refused (PolicyNotByIssuer, BadPolicy, …), 2 usage error`;
 
-const mintHelp = `usage: jcp standing mint --key FILE --policy FILE --held CHAINFILE --ledger FILE --event FILE
+const mintHelp = `usage: jcp standing mint --key FILE --policy FILE --held CHAINFILE --ledger DIR --event FILE
                          [--at TIME] --out CHAINFILE [--json]
-  Mints one child of the held grant on the event in FILE (jcp §4.6): verifies the ledger FILE (created
-  when missing), checks the trigger, caps, rate and event uniqueness, signs the child and the ledger
-  entry with the minter's key, and writes the ledger and the child's chain (held chain + child).
+  Mints one child of the held grant on the event in FILE (jcp §4.6): verifies the mint ledger DIR (an
+  append-only folder, created when missing), checks the trigger, caps, rate and event uniqueness,
+  signs the child and the ledger entry with the minter's key, appends {entry, event, child} to the
+  ledger on the head it verified (a concurrent minter that wins first makes it verify and check
+  again, so racing minters never pass the caps or the rate), and writes the child's chain (held
+  chain + child).
 exit: 0 minted, 1 refused (RateExceeded, MintCapExceeded, EventReplayed, TriggerMismatch, …), 2 usage error`;
 
-const verifyHelp = `usage: jcp standing verify --policy FILE --held CHAINFILE --ledger FILE
+const verifyHelp = `usage: jcp standing verify --policy FILE --held CHAINFILE --ledger DIR
                            (--trust DID|KEYFILE… | --any-signer) [--json]
   Verifies a mint ledger against its policy (jcp §4.6): the held chain to a trusted root, every
   entry, event and child, the caps, the rate in every window, ledger order and continuity, and the
@@ -52,16 +48,6 @@ const verifyHelp = `usage: jcp standing verify --policy FILE --held CHAINFILE --
 ${TRUST_HELP}
   --root DID   the same as --trust (older name): a trusted root issuer
 exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (its code is printed), 2 usage error`;
-
-function readLedger(path: string): LedgerFiles {
-  if (!existsSync(path)) return { entries: [], events: [], children: [] };
-  const v = readJson(path, "mint ledger") as Partial<LedgerFiles> | null;
-  if (typeof v !== "object" || v === null)
-    throw new UsageError(`${path} is not a ledger file ({entries, events, children})`);
-  if (!Array.isArray(v.entries) || !Array.isArray(v.events) || !Array.isArray(v.children))
-    throw new UsageError(`${path} is not a ledger file ({entries, events, children})`);
-  return v as LedgerFiles;
-}
 
 function trigger(t: string): Trigger {
   const [type, source, signer] = t.split("@");
@@ -164,18 +150,19 @@ const mint: Command = {
       false,
     );
     req(v, ["key", "policy", "held", "ledger", "event", "out"]);
-    const l = readLedger(v.ledger!);
     const s = { policy: readJson(v.policy!), held: readChain(v.held!) };
-    const m = StandingMinter.resume(s, readKey(v.key!), l);
     const event = readJson(v.event!);
-    const r = m.mint(event, timeArg(v.at, "at"));
-    writeJson(v.ledger!, {
-      entries: m.entries,
-      events: [...l.events, event],
-      children: [...l.children, r.child],
-    });
+    const at = v.at === undefined ? undefined : timeArg(v.at, "at");
+    // Without --at, the time is taken again after each lost head, so it never precedes the last entry.
+    const r = mintOn(v.ledger!, s, readKey(v.key!), event, () => at ?? Date.now());
     writeJson(v.out!, r.chain);
-    const summary = { seq: m.book.length, head: m.book.head, total_uj: m.book.total.toString(), out: v.out };
+    const summary = {
+      seq: r.seq,
+      head: r.head,
+      total_uj: r.total_uj.toString(),
+      retries: r.retries,
+      out: v.out,
+    };
     if (v.json) printJson(io, summary);
     else io.out(`minted child ${summary.seq} (ledger head ${summary.head}); chain written to ${v.out}`);
     return Promise.resolve(EXIT.ok);
@@ -206,7 +193,7 @@ const verify: Command = {
     const s = verifyMintLedger({
       policy: readJson(v.policy!, "mint policy"),
       held,
-      ...readLedger(v.ledger!),
+      ...readMintLog(v.ledger!),
       roots,
     });
     const trusted = trust.keys !== null;

@@ -7,6 +7,7 @@
 import { grantsId, verifyChain, type EffectiveGrant } from "@sbx/jcp-grant/grant";
 import {
   budgetWatch,
+  grantExecPolicy,
   loopbackPorts,
   mapScope,
   requireWorkspace,
@@ -15,6 +16,9 @@ import {
   type Forwarders,
 } from "@sbx/host/grants";
 import { HostError } from "@sbx/host";
+import { gateUnavailableReason } from "@sbx/host/gate";
+import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
+import type { RunGate } from "./run-gate.ts";
 import type { RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
@@ -38,7 +42,10 @@ export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (
                    --trust, grants_id is its leaf's grant set; the leaf's /fs/… resources are the
                    only host paths bound in (read-only, writable with write; /fs/work/** is the
                    workspace and is required); /net/127.0.0.1/PORT with connect reaches that host
-                   port and nothing else (no network otherwise); the smallest remaining budget
+                   port and nothing else (no network otherwise); /exec/blake3:<hex> with exec
+                   names every program the unit may run (an allowlist gate, with --exec-policy
+                   composed; /exec/** any; no /exec/ resource: no restriction by the grant);
+                   the smallest remaining budget
                    along the chain is enforced live (BudgetExhausted), the energy debited on --ledger
   --trust DID|FILE trusted root issuer of --grant (repeatable)
   --ledger DIR     the grant's spend ledger (jcp spend's append-only folder); needs --key
@@ -62,6 +69,13 @@ export interface GrantRun {
   close(): Promise<void>;
   /** Debits the interval on the ledger; returns the spend's summary. */
   debit(r: RunUnitResult): GrantDebit;
+  /**
+   * The exec gate of the run (sandbox-attest §5.6 item 6): the leaf's /exec/<digest> resources as an
+   * allowlist, composed with the run's own --exec-policy (`given`), or `given` itself when the leaf
+   * names no exec resource. `GateUnavailable` when the grant restricts execution and the gate cannot
+   * run here (the run is refused, never run ungated); a usage error when --policy names another.
+   */
+  gateWith(given: RunGate | null, policyFlag: string | undefined): RunGate | null;
 }
 
 /** What the debit recorded. */
@@ -151,10 +165,21 @@ export function prepareGrantRun(
     async open() {
       if (ports.length === 0) return base;
       fwd = await startForwarders(ports);
-      return { ...base, binds: [...map.binds, fwd.bind], wrap: fwd.wrap };
+      return { ...base, binds: [...map.binds, fwd.bind], wrap: fwd.wrap, relayedPorts: ports };
     },
     async close() {
       await fwd?.stop();
+    },
+    gateWith(given, policyFlag) {
+      const execPolicy = grantExecPolicy(leaf.scope, given?.execPolicy ?? null);
+      if (execPolicy === null || execPolicy === given?.execPolicy) return given;
+      const why = gateUnavailableReason();
+      if (why !== null)
+        throw new HostError("GateUnavailable", `the grant names the programs the unit may run: ${why}`);
+      const policy = policyAddress(execPolicy);
+      if (policyFlag !== undefined && policyFlag !== policy)
+        throw new UsageError(`--policy ${policyFlag} is not the exec policy the grant gives (${policy})`);
+      return { execPolicy, policy };
     },
     debit(r) {
       const uj = r.receipt.receipt.total_uj;

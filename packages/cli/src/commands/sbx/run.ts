@@ -146,7 +146,7 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
   else {
     const l = p.limits;
     io.out(
-      `sandbox      workspace ${s.workspace ?? ""} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), no network`,
+      `sandbox      workspace ${s.workspace ?? ""} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), ${p.network === "none" ? "no network" : `network: host loopback port${p.network.loopback.length > 1 ? "s" : ""} ${p.network.loopback.join(", ")} only`}`,
     );
     io.out(
       `limits       memory ${l.memoryBytes} B, cpu ${l.cpuMillis / 1000}, pids ${l.pids}, /tmp ${p.tmpBytes} B`,
@@ -317,6 +317,8 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const grant = prepareGrantRun(values, hostKey, values.key !== undefined, sandbox);
     if (grant && values.grants !== undefined)
       throw new UsageError("--grant computes grants_id: drop --grants");
+    // A grant's /exec/ resources gate the run, composed with --exec-policy (grant.ts gateWith).
+    const ruled = grant ? grant.gateWith(gate, policyFlag) : gate;
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
@@ -338,8 +340,8 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         unit,
         grantsId: grant?.grantsId ?? grantsId,
         manifest,
-        policy,
-        ...(gate ? { execPolicy: gate.execPolicy } : {}),
+        policy: ruled?.policy ?? policy,
+        ...(ruled ? { execPolicy: ruled.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),
         ...(sandbox ? { sandbox: granted ?? sandbox } : {}),
         ...(grant ? { live: grant.watch } : {}),

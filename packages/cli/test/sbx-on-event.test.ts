@@ -1,0 +1,182 @@
+// `sbx on-event` (jcp §4.6 driving sandbox-attest §5.6 runs): a standing policy with rate 3/min fed
+// 10 events starts exactly 3 governed runs, each under its own minted child, each debited on the
+// spend ledger; the other 7 start nothing and say RateExceeded; the mint ledger (an append-only
+// log folder) verifies with 3 children; a replayed event and an event no trigger admits start
+// nothing; a run whose held grant has nothing left is refused at its start.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { payloadOf, type Envelope } from "@sbx/wire";
+import { runCli } from "../src/main.ts";
+import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+
+async function cli(tool: "sbx" | "jcp", argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(tool, argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+interface EventLine {
+  n: number;
+  event: string | null;
+  status: "ran" | "refused";
+  code?: string;
+  child?: string;
+  exit?: number;
+  run?: { outcome: { status: string }; energy: { total_uj: string }; grant: { spent_uj: string } };
+}
+
+async function setup(rate: string, heldUj: string, childUj: string) {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-on-event-"));
+  const p = (n: string) => join(dir, n);
+  for (const k of ["root", "alice", "bob", "host"])
+    assert.equal((await cli("jcp", ["keygen", "--out", p(`${k}.key`)])).code, 0);
+  const now = Date.now();
+  const issued = await cli("jcp", [
+    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
+    ...["--action", "read", "--action", "write", "--uj", heldUj, "--depth", "2", "--ttl", "3600000"],
+    ...["--out", p("held.chain")],
+  ]);
+  assert.equal(issued.code, 0, issued.err);
+  const created = await cli("jcp", [
+    ...["standing", "create", "--key", p("root.key"), "--held", p("held.chain"), "--holder", p("bob.key")],
+    ...["--trigger", "push@ci", "--resource", "/fs/work/**", "--action", "read", "--action", "write"],
+    ...["--uj", childUj, "--lifetime-ms", "600000", "--max-children", "20", "--max-total-uj", "1000J"],
+    ...["--rate", rate, "--nbf", String(now - 60_000), "--exp", String(now + 3_600_000)],
+    ...["--out", p("policy.json")],
+  ]);
+  assert.equal(created.code, 0, created.err);
+  const args = [
+    ...["on-event", "--standing", p("policy.json"), "--held", p("held.chain"), "--minter", p("alice.key")],
+    ...["--mints", p("mints"), "--key", p("host.key"), "--trust", p("root.key"), "--ledger", p("ledger")],
+  ];
+  const events = (xs: object[]) => {
+    writeFileSync(p("events.jsonl"), xs.map((x) => JSON.stringify(x)).join("\n") + "\n");
+    return ["--events", p("events.jsonl")];
+  };
+  return { dir, p, args, events, now };
+}
+
+const parse = (out: string) => {
+  const lines = out.split("\n").map((l) => JSON.parse(l) as EventLine & { summary?: unknown });
+  // Lines come as events are handled (a refusal at once, a run when it ends): order them by event.
+  const events = lines.filter((l) => l.summary === undefined).sort((a, b) => a.n - b.n);
+  return { events, summary: lines.at(-1)!.summary };
+};
+
+test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed runs", async () => {
+  const s = await setup("3/60000", "100J", "5J");
+  try {
+    const evs = Array.from({ length: 10 }, (_, i) => ({
+      type: "push",
+      source: "ci",
+      id: `e${i}`,
+      at_ms: s.now,
+    }));
+    const r = await cli("sbx", [
+      ...s.args,
+      ...s.events(evs),
+      ...["--out", s.p("out"), "--json", "--", "sh", "-c", "echo ran > /work/mark"],
+    ]);
+    assert.equal(r.code, 1, r.err); // events were refused
+    const { events, summary } = parse(r.out);
+    assert.equal(events.length, 10);
+    assert.deepEqual(summary, { events: 10, minted: 3, ran: 3, refused: { RateExceeded: 7 } });
+    const ran = events.filter((e) => e.status === "ran");
+    assert.deepEqual(
+      ran.map((e) => e.n),
+      [1, 2, 3],
+    );
+    for (const e of ran) {
+      assert.equal(e.exit, 0);
+      assert.equal(e.run!.outcome.status, "exited");
+      assert.equal(e.run!.grant.spent_uj, e.run!.energy.total_uj);
+      // each ran in its own workspace, under its own minted child
+      assert.equal(readFileSync(s.p(`out/${e.n}/work/mark`), "utf8"), "ran\n");
+      const chain = JSON.parse(readFileSync(s.p(`out/${e.n}/grant.chain`), "utf8")) as Envelope[];
+      const leaf = payloadOf(chain.at(-1)!) as { mint?: { event: string }; holder: string };
+      assert.equal(leaf.mint?.event, e.event);
+    }
+    assert.equal(new Set(ran.map((e) => e.child)).size, 3);
+    for (const e of events.filter((x) => x.status === "refused")) {
+      assert.equal(e.code, "RateExceeded");
+      assert.equal(e.child, undefined);
+      assert.equal(existsSync(s.p(`out/${e.n}`)), false); // nothing started for it
+    }
+    // The mint ledger is a log folder that verifies with exactly 3 children.
+    const v = await cli("jcp", [
+      ...["standing", "verify", "--policy", s.p("policy.json"), "--held", s.p("held.chain")],
+      ...["--ledger", s.p("mints"), "--trust", s.p("root.key"), "--json"],
+    ]);
+    assert.equal(v.code, 0, v.err);
+    const lv = JSON.parse(v.out) as { length: number; children: string[]; total_uj: string };
+    assert.equal(lv.length, 3);
+    assert.deepEqual(
+      lv.children,
+      ran.map((e) => e.child),
+    );
+    assert.equal(lv.total_uj, "15000000");
+    // The spend ledger holds one debit per run, each under its child, equal to the run's energy.
+    const led = readLedger(s.p("ledger"));
+    assert.equal(led.receipts.length, 3);
+    const debits = led.receipts.map((x) => payloadOf(x) as { grant: string; uj: string });
+    assert.deepEqual(
+      debits.map((d) => [d.grant, d.uj]),
+      ran.map((e) => [e.child, e.run!.energy.total_uj]),
+    );
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("on-event: a replayed, untriggered or malformed event starts nothing, and says why", async () => {
+  const s = await setup("100/60000", "100J", "5J");
+  try {
+    const ok = { type: "push", source: "ci", id: "a", at_ms: s.now };
+    const r = await cli("sbx", [
+      ...s.args,
+      ...s.events([ok, ok, { type: "tag", source: "ci", at_ms: s.now }, { type: "push", source: "ci" }]),
+      ...["--json", "--", "true"],
+    ]);
+    assert.equal(r.code, 1, r.err);
+    const { events, summary } = parse(r.out);
+    assert.deepEqual(
+      events.map((e) => (e.status === "ran" ? "ran" : e.code)),
+      ["ran", "EventReplayed", "TriggerMismatch", "BadEvent"],
+    );
+    assert.deepEqual(summary, {
+      events: 4,
+      minted: 1,
+      ran: 1,
+      refused: { EventReplayed: 1, TriggerMismatch: 1, BadEvent: 1 },
+    });
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("on-event: an event whose held grant has nothing left mints but starts no run (BudgetExhausted)", async () => {
+  const s = await setup("100/60000", "1J", "1J");
+  try {
+    // The held grant's whole budget is already spent on the ledger the runs are debited on.
+    const spent = await cli("jcp", [
+      ...["spend", "--host-key", s.p("host.key"), "--chain", s.p("held.chain"), "--ledger", s.p("ledger")],
+      ...["--uj", "1J", "--root", s.p("root.key")],
+    ]);
+    assert.equal(spent.code, 0, spent.err);
+    const ev = { type: "push", source: "ci", id: "b", at_ms: s.now };
+    const r = await cli("sbx", [...s.args, ...s.events([ev]), "--json", "--", "sh", "-c", "echo ran"]);
+    assert.equal(r.code, 1, r.err);
+    const { events } = parse(r.out);
+    assert.equal(events[0]!.status, "refused");
+    assert.equal(events[0]!.code, "BudgetExhausted");
+    assert.notEqual(events[0]!.child, undefined); // it was minted: the mint ledger is the record
+    assert.doesNotMatch(r.err, /ran/);
+    assert.equal(readLedger(s.p("ledger")).receipts.length, 1);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
