@@ -1,12 +1,15 @@
 // §13.7 Run records in the file-backed store. Layout: records/<genesis hex>.runrecord (the §13.5 wire
 // form) and records/<genesis hex>.claims/<head hex>[.k], the claim slots of each head.
 //
-// Compare-and-append: to extend head H, a writer writes its complete line to a temp file and
-// publishes it as H's first free claim slot with link(2), which fails when the name exists, so
-// exactly one writer ever extends H; the loser gets AppendConflict. Only then does the winner write
+// Compare-and-append: to extend head H, a writer publishes its complete line as H's first free
+// claim slot with one call that fails when the name exists, so exactly one writer ever extends H;
+// the loser gets AppendConflict. On a local filesystem the claim is a symbolic link whose target is
+// the line (symlink(2): created whole, nothing to write, sync or remove after it); a long line, or a
+// filesystem not known to be local, takes a temp file linked with link(2) and owned by its inode
+// (durable.ts publishExclusive). Readers take either form. Only then does the winner write
 // the line at the byte offset where H ends and fsync the record: one fsync per append, and the
 // acknowledgement comes after it, so an acknowledged segment is in the record file itself. A claim
-// is the line a writer is completing: a writer killed after its link leaves a complete claim, which
+// is the line a writer is completing: a writer killed after its claim leaves a complete claim, which
 // the next opener writes into the record at the same offset (idempotent: same bytes, same place).
 // The claim's bytes are not fsynced before the link, so after a crash of the machine a slot can
 // hold less than a line (a claim is always linked whole, so only a crash leaves it incomplete). An
@@ -29,13 +32,16 @@
 // succeeded, because it did.
 import {
   closeSync,
+  constants,
   fstatSync,
   fsyncSync,
   ftruncateSync,
   mkdirSync,
   openSync,
-  readFileSync,
+  readlinkSync,
   readSync,
+  statfsSync,
+  symlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import { concatBytes, parseDigest, toHex, type Digest } from "@sbx/wire";
@@ -124,13 +130,86 @@ function slotPath(claims: string, head: Digest, k: number): string {
   return join(claims, k === 0 ? hex : `${hex}.${k}`);
 }
 
-function readOrNull(path: string): Uint8Array | null {
+/**
+ * readClaim returns what a claim slot holds, or null when it is free. A claim is either a symbolic
+ * link whose target is the line (what writers make where symlinkClaims allows) or a regular file
+ * holding it (the linked temp file of the other path, and of stores written before); a claim file
+ * is opened without following links, so a slot can never make a reader read another file.
+ */
+function readClaim(path: string): Uint8Array | null {
   try {
-    return readFileSync(path);
+    return readlinkSync(path, { encoding: "buffer" });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code !== "EINVAL") throw e; // EINVAL: not a symbolic link, so a claim file
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw e;
   }
+  try {
+    return readAll(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The longest line written as a symbolic link's target (well under every local filesystem's limit). */
+const SYMLINK_CLAIM_MAX = 1000;
+
+// Filesystems whose symlink(2) reports EEXIST only for a name that existed before the call (local
+// ones; a retransmitted NFS request can report EEXIST for the name its own first try made).
+const LOCAL_FS = new Set([
+  0xef53, // ext2/3/4
+  0x58465342, // xfs
+  0x9123683e, // btrfs
+  0x01021994, // tmpfs
+  0x794c7630, // overlayfs
+  0x2fc12fc1, // zfs
+  0xf2f52010, // f2fs
+]);
+const claimKind = new Map<string, boolean>();
+
+/**
+ * symlinkClaims: may claims under `claims` be made as symbolic links? Only on a local filesystem,
+ * where symlink(2) succeeds exactly when this call made the name, so success is ownership. Elsewhere
+ * the writer links its own temp file and decides ownership by inode (publishExclusive).
+ */
+function symlinkClaims(claims: string): boolean {
+  let ok = claimKind.get(claims);
+  if (ok === undefined) {
+    try {
+      ok = LOCAL_FS.has(statfsSync(claims).type);
+    } catch {
+      ok = false;
+    }
+    claimKind.set(claims, ok);
+  }
+  return ok;
+}
+
+/**
+ * publishClaim makes `line` the claim at `slot` if the slot is free: true when this writer made it,
+ * false when another writer's claim is there (AppendConflict). A symbolic link whose target is the
+ * line is one atomic, exclusive call that creates the claim whole (nothing to write, sync or remove
+ * after it); a long line or a filesystem that is not known to be local takes the temp-file path.
+ */
+function publishClaim(root: string, claims: string, slot: string, line: Uint8Array): boolean {
+  if (line.length <= SYMLINK_CLAIM_MAX && symlinkClaims(claims)) {
+    try {
+      faultPoint("claim");
+      symlinkSync(Buffer.from(line.buffer, line.byteOffset, line.length), slot);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw e;
+    }
+  }
+  return publishExclusive(writeTemp(join(root, "tmp"), line, 0o444, false), slot);
 }
 
 /** What the claim slots of a head hold: a complete claim, or the first free slot. */
@@ -141,7 +220,7 @@ type Slot =
 function findSlot(claims: string, head: Digest): Slot {
   for (let k = 0; k < MAX_SLOTS; k++) {
     const path = slotPath(claims, head, k);
-    const claim = readOrNull(path);
+    const claim = readClaim(path);
     if (claim === null) return { claim: null, path };
     if (claim.length > 0 && claim[claim.length - 1] === 0x0a) return { claim, path };
   }
@@ -317,12 +396,18 @@ function completeLine(fd: number, claim: string, line: Uint8Array, at: number): 
     return true;
   } catch {
     try {
-      const c = openSync(claim, "r");
+      // A claim file's bytes are synced; a symbolic link's target is part of its inode, which the
+      // folder's fsync commits with its name.
+      const c = openSync(claim, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         fsyncSync(c);
       } finally {
         closeSync(c);
       }
+    } catch {
+      /* a symbolic link (ELOOP), or it cannot be opened: the folder's fsync below still runs */
+    }
+    try {
       fsyncDir(join(claim, ".."));
     } catch {
       /* committed by the claim, as far as this host can make it so */
@@ -334,7 +419,7 @@ function completeLine(fd: number, claim: string, line: Uint8Array, at: number): 
 /**
  * appendRecordLine appends `seg` if the head is still `expected` (`StaleHead` otherwise), after the
  * §13.3 checks, starting from `cache` (the state this store verified before) when it still
- * describes the file; claims the head with link(2) (`AppendConflict` when another writer holds it,
+ * describes the file; claims the head (publishClaim) (`AppendConflict` when another writer holds it,
  * even with the same bytes), then writes the line where the head ends and fsyncs. Returns the new
  * head once the claim is linked (committed), and the verified state after it (null when the line
  * is left for the next writer); a failure before the link throws and nothing was committed.
@@ -356,9 +441,8 @@ export function appendRecordLine(
     if (slot === null) throw new SandboxAttestError("RecordClosed", "the run is closed");
     const head = segmentHead(record.head, seg);
     const line = encodeSegmentLine(record.segments.length + 1, head, seg);
-    const tmp = writeTemp(join(root, "tmp"), line, 0o444, false);
-    // Ours only if our own link(2) made the claim: identical bytes from another writer are not ours.
-    if (!publishExclusive(tmp, slot))
+    // Ours only if our own call made the claim: identical bytes from another writer are not ours.
+    if (!publishClaim(root, claims, slot, line))
       throw new SandboxAttestError("AppendConflict", `another writer extended head ${expected}`);
     if (!completeLine(fd, slot, line, v.end)) return { head, verified: null };
     record.append(seg);

@@ -3,11 +3,25 @@
 // incomplete is passed over (only a complete claim commits).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes, parseDigest, toHex, utf8, type Digest } from "@sbx/wire";
-import { decodeRecord, isSandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
+import {
+  decodeRecord,
+  encodeSegmentLine,
+  isSandboxAttestError,
+  segmentHead,
+  type Segment,
+} from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { FileStore, recordPaths } from "../../src/store/index.ts";
 
@@ -61,7 +75,7 @@ test("an incomplete claim slot (a crash of the machine) commits nothing and is p
   const fresh = FileStore.open(s.root);
   assert.deepEqual(fresh.inspect(id), { rolledForward: 0, cutBytes: 0 });
   const h2 = await fresh.appendSegment(id, h1, exec("b"));
-  assert.ok(existsSync(join(claims, `${hex}.1`)), "the next slot holds the claim");
+  assert.ok(lstatSync(join(claims, `${hex}.1`), { throwIfNoEntry: false }), "the next slot holds the claim");
   const r = decodeRecord((await fresh.readRecordBytes(id))!).record;
   assert.equal(r.head, h2);
   assert.equal(r.segments.length, 2);
@@ -80,4 +94,51 @@ test("readRun decodes once: the state it verified serves the append that follows
   writeFileSync(file, b);
   await fresh.appendSegment(id, h1, exec("b"));
   await assert.rejects(readRun(FileStore.open(s.root), id), code("BadRecord"));
+});
+
+test("a claim is a symbolic link holding its line, or a claim file for a long line; both roll forward", async () => {
+  const s = FileStore.open(dir(), { create: true });
+  const id = await s.createRecord(UNIT, GRANTS);
+  const h1 = await s.appendSegment(id, id, exec("a"));
+  const { claims, file } = recordPaths(s.root, id);
+  const slot1 = join(claims, toHex(parseDigest(id)));
+  assert.ok(lstatSync(slot1).isSymbolicLink(), "a short line is claimed by one symlink(2)");
+  const lines = readFileSync(file);
+  assert.deepEqual(readlinkSync(slot1, { encoding: "buffer" }), lines.subarray(lines.indexOf(10) + 1));
+  // A line longer than a symbolic link carries (a resumed segment with a wide basis) takes the claim-file path.
+  const snapshot = { fs_root: d("fs"), manifest: d("m") };
+  const h2 = await s.appendSegment(id, h1, { kind: "suspended", snapshot, at_ms: 1 });
+  const basis = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`coefficient_${i}`, "1234567.890"]));
+  const resumed: Segment = {
+    kind: "resumed",
+    snapshot,
+    at_ms: 2,
+    idle_uj: "5",
+    idle_provenance: "estimated",
+    idle_source: "model:bench",
+    idle_basis: basis,
+  };
+  const h3 = await s.appendSegment(id, h2, resumed);
+  const slot3 = join(claims, toHex(parseDigest(h2)));
+  assert.ok(lstatSync(slot3).isFile(), "a long line is claimed by a linked claim file");
+  assert.ok(readFileSync(slot3).length > 1000);
+  // Both forms are read back as claims: cut the last two lines and the next writer completes them.
+  const full = readFileSync(file);
+  const cut = full.lastIndexOf(10, full.lastIndexOf(10, full.length - 2) - 1) + 1;
+  writeFileSync(file, full.subarray(0, cut));
+  const fresh = FileStore.open(s.root);
+  assert.deepEqual(fresh.inspect(id), { rolledForward: 2, cutBytes: 0 });
+  assert.deepEqual(fresh.settle(id), { rolledForward: 2, cutBytes: 0 });
+  assert.deepEqual(readFileSync(file), full);
+  assert.equal(decodeRecord(full).record.head, h3);
+  // A claim is never followed to another file: a slot that is a symbolic link is its own target's
+  // text, so a link to a file holding a valid next line is a void slot (no line feed), passed over.
+  const next = exec("c");
+  const elsewhere = join(s.root, "elsewhere");
+  writeFileSync(elsewhere, encodeSegmentLine(4, segmentHead(h3, next), next));
+  const slot4 = join(claims, toHex(parseDigest(h3)));
+  symlinkSync(elsewhere, slot4);
+  assert.deepEqual(fresh.inspect(id), { rolledForward: 0, cutBytes: 0 });
+  await fresh.appendSegment(id, h3, next);
+  assert.ok(lstatSync(`${slot4}.1`).isSymbolicLink(), "the next slot holds the claim");
 });

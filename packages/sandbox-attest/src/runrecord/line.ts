@@ -147,10 +147,51 @@ export function readSegmentLine(bytes: Uint8Array, n: number): FastLine | null {
 const P_SEG = ascii(',"segment":');
 const P_EXEC = ascii('{"attestation":"blake3:');
 
+/** A fixed text as little-endian 32-bit words, its last 0–3 bytes apart. */
+interface Words {
+  readonly words: Uint32Array;
+  readonly tail: Uint8Array;
+}
+
+function wordsOf(p: Uint8Array): Words {
+  const n = p.length >> 2;
+  const dv = new DataView(p.buffer, p.byteOffset, p.byteLength);
+  return {
+    words: Uint32Array.from({ length: n }, (_, i) => dv.getUint32(4 * i, true)),
+    tail: p.slice(4 * n),
+  };
+}
+
+const W_HEAD = wordsOf(P_HEAD);
+const W_N = wordsOf(P_N);
+const W_SEG_EXEC = wordsOf(Uint8Array.from([...P_SEG, ...P_EXEC]));
+const W_END = wordsOf(P_END);
+
+// sameWords: does dv hold `w` at i? Precondition: i ≥ 0; false when it runs past the end.
+function sameWords(dv: DataView, i: number, w: Words): boolean {
+  const n = w.words.length;
+  if (i + 4 * n + w.tail.length > dv.byteLength) return false;
+  for (let k = 0; k < n; k++) if (dv.getUint32(i + 4 * k, true) !== w.words[k]) return false;
+  for (let k = 0, j = i + 4 * n; k < w.tail.length; k++, j++) if (dv.getUint8(j) !== w.tail[k]) return false;
+  return true;
+}
+
+// 1 for each pair of lowercase hex digits, indexed by the pair read big-endian (first digit high).
+const HEXPAIR = new Uint8Array(65536);
+for (const x of "0123456789abcdef")
+  for (const y of "0123456789abcdef") HEXPAIR[(x.charCodeAt(0) << 8) | y.charCodeAt(0)] = 1;
+
+// hex64At: are the 64 bytes at dv[i…] lowercase hex? Precondition: they are inside dv.
+function hex64At(dv: DataView, i: number): boolean {
+  for (let k = i; k < i + 64; k += 2) if (HEXPAIR[dv.getUint16(k)] !== 1) return false;
+  return true;
+}
+
 /**
  * appendExecutedLines appends to `record` the executed lines a writer made, read from `bytes` from
- * offset `at` (a line start; `text` is the ASCII text of bytes[base…], for slicing strings out), and
- * stops at the first line that is anything else or whose stated head is not the recomputed one.
+ * offset `at` (a line start; `text` is bytes[base…] one character per byte, for slicing out the
+ * ASCII strings it has checked), and stops at the first line that is anything else or whose stated
+ * head is not the recomputed one.
  * Returns the offset reached, a line start; each line end is pushed onto `ends` when given. Never
  * refuses: the caller reads on from the returned offset with the line readers above, which refuse.
  * The stated head's hex is checked by comparison with the recomputed head, so it is not scanned here.
@@ -163,13 +204,16 @@ export function appendExecutedLines(
   at: number,
   ends: number[] | null,
 ): number {
+  // Fixed text is compared four bytes at a time and hex two at a time: per-byte loops cost more
+  // than the line's hashing.
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (;;) {
-    if (!has(bytes, at, P_HEAD) || !has(bytes, at + 80, P_N)) return at;
+    if (at + 86 > bytes.length || !sameWords(dv, at, W_HEAD) || !sameWords(dv, at + 80, W_N)) return at;
     const seg0 = decimalAt(bytes, at + 86, record.segments.length + 1);
-    if (seg0 < 0 || !has(bytes, seg0, P_SEG) || !has(bytes, seg0 + 11, P_EXEC)) return at;
     const a = seg0 + 11 + P_EXEC.length;
     const nl = a + 64 + P_END.length; // an executed line's length is fixed by its n
-    if (bytes[nl] !== 0x0a || !hex64(bytes, a) || !has(bytes, a + 64, P_END)) return at;
+    if (seg0 < 0 || nl >= bytes.length || bytes[nl] !== 0x0a) return at;
+    if (!sameWords(dv, seg0, W_SEG_EXEC) || !hex64At(dv, a) || !sameWords(dv, a + 64, W_END)) return at;
     const seg: Segment = { kind: "executed", attestation: text.slice(a - 7 - base, a + 64 - base) as Digest };
     const head = text.slice(at + 9 - base, at + 80 - base) as Digest;
     try {

@@ -216,14 +216,16 @@ function sameHex(raw: Uint8Array, d: string): boolean {
   return d.startsWith("blake3:");
 }
 
-const HEX_CODES = Uint8Array.from(HEX, (c) => c.charCodeAt(0));
-// sameHexAt: do the 64 bytes at src[off…] spell `raw` in lowercase hex?
+// Each byte's two lowercase hex digits as one big-endian 16-bit value (first digit high).
+const HEX_PAIRS = Uint16Array.from(
+  { length: 256 },
+  (_, x) => (HEX.charCodeAt(x >> 4) << 8) | HEX.charCodeAt(x & 15),
+);
+// sameHexAt: do the 64 bytes at src[off…] spell `raw` in lowercase hex? Compared two digits at a time.
 function sameHexAt(raw: Uint8Array, src: Uint8Array, off: number): boolean {
-  if (off + 64 > src.length) return false;
-  for (let i = 0; i < 32; i++) {
-    const x = raw[i]!;
-    if (src[off + 2 * i] !== HEX_CODES[x >> 4] || src[off + 2 * i + 1] !== HEX_CODES[x & 15]) return false;
-  }
+  if (off < 0 || off + 64 > src.length) return false;
+  const dv = new DataView(src.buffer, src.byteOffset + off, 64);
+  for (let i = 0; i < 32; i++) if (dv.getUint16(2 * i) !== HEX_PAIRS[raw[i]!]) return false;
   return true;
 }
 

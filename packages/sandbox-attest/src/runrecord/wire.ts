@@ -164,22 +164,25 @@ function appendLine(r: RunRecord, bytes: Uint8Array, n: number): void {
   if (!appendFast(r, bytes, n)) appendStrict(r, bytes, n);
 }
 
-// The ASCII text of bytes[from…], or null when they hold anything else (then offsets would differ).
-function asciiText(bytes: Uint8Array, from: number): string | null {
-  try {
-    const text = strictUtf8.decode(bytes.subarray(from));
-    return text.length === bytes.length - from ? text : null;
-  } catch {
-    return null;
-  }
+// Node's Buffer where present (its latin1 decoding is a copy); a TextDecoder elsewhere.
+const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
+const latin1 = new TextDecoder("latin1");
+
+// bytes[from…] as text of one UTF-16 code unit per byte (latin1), so text offsets are byte offsets.
+// Only its ASCII parts are used (the fast reader slices strings out of byte ranges it has checked to
+// be ASCII), so what it makes of other bytes does not matter, and no line is accepted because of it.
+function byteText(bytes: Uint8Array, from: number): string {
+  if (NodeBuffer !== undefined)
+    return NodeBuffer.from(bytes.buffer, bytes.byteOffset + from, bytes.length - from).toString("latin1");
+  return latin1.decode(bytes.subarray(from));
 }
 
 // Appends every complete line from `start`; returns the offset past the last one.
 function appendLines(record: RunRecord, bytes: Uint8Array, start: number, ends: number[] | null): number {
-  const text = asciiText(bytes, start);
+  const text = byteText(bytes, start);
   let at = start;
   for (;;) {
-    if (text !== null) at = appendExecutedLines(record, bytes, text, start, at, ends);
+    at = appendExecutedLines(record, bytes, text, start, at, ends);
     const nl = bytes.indexOf(LF, at);
     if (nl < 0) return at;
     appendLine(record, bytes.subarray(at, nl), record.segments.length + 1);

@@ -34,6 +34,27 @@ test("every single-byte change anywhere in the wire form is refused", () => {
   );
 });
 
+test("executed lines after a line with non-ASCII text: read the same, every byte change refused", () => {
+  // The fast reader slices strings out of a one-character-per-byte text of the file; a multi-byte
+  // character before an executed line must not shift what it reads, nor let a changed byte through.
+  const run: Segment[] = [
+    exec("a"),
+    suspend(1),
+    { ...(resume(2, "7") as Segment & { kind: "resumed" }), idle_source: "modèle:stockage·résidence ✓" },
+    exec("b"),
+    exec("c"),
+  ];
+  const wire = encodeRecord(RunRecord.fromSegments(UNIT, GRANTS, run));
+  assert.ok(wire.some((x) => x >= 0x80));
+  assert.deepEqual(decodeRecord(wire).record.segments, run);
+  for (let i = 0; i < wire.length; i++)
+    for (const mask of [0x01, 0x80]) {
+      const b = wire.slice();
+      b[i]! ^= mask;
+      assert.throws(() => decodeRecord(b), isSandboxAttestError, `byte ${i} ^ ${mask} accepted`);
+    }
+});
+
 test("a torn tail is TornRecord, or reported with allowTorn; every truncation is caught", () => {
   const ends = decodeRecord(bytes).lineEnds;
   for (let n = 0; n < bytes.length; n++) {
