@@ -185,12 +185,16 @@ export class PgStore implements Store {
    * first read of it, then the new rows from the verified head, the rows already verified checked
    * unchanged by digest), or null when there is none.
    */
-  async readRecordBytes(id: Digest): Promise<Uint8Array | null> {
-    return (await withRetry("record read", this.retryMs, () => this.#reader.read(id)))?.bytes ?? null;
+  readRecordBytes(id: Digest): Promise<Uint8Array | null> {
+    return withRetry("record read", this.retryMs, () => this.#reader.bytes(id));
+  }
+  /** forgetVerified drops what this store's reader holds verified of `id` (or of every record). */
+  forgetVerified(id?: Digest): void {
+    this.#reader.forget(id);
   }
   /** readRecord (§13.7, optional member): the record verified as readRecordBytes does, or null. */
-  async readRecord(id: Digest): Promise<RunRecord | null> {
-    return (await withRetry("record read", this.retryMs, () => this.#reader.read(id)))?.record ?? null;
+  readRecord(id: Digest): Promise<RunRecord | null> {
+    return withRetry("record read", this.retryMs, () => this.#reader.record(id));
   }
 
   /**

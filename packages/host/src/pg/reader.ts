@@ -147,11 +147,20 @@ export class RecordReader {
     }
   }
 
-  /** read returns the record verified (from the held prefix, or from genesis), or null when absent. */
-  async read(id: Digest): Promise<{ record: RunRecord; bytes: Uint8Array } | null> {
+  /** forget drops the verified state held for `id` (every record when absent): the next read is from genesis. */
+  forget(id?: Digest): void {
+    if (id === undefined) this.#known.clear();
+    else this.#known.delete(id);
+  }
+
+  /** record returns the record verified (from the held prefix, or from genesis), or null when absent. */
+  async record(id: Digest): Promise<RunRecord | null> {
+    return (await this.#read(id))?.record.fork() ?? null;
+  }
+  /** bytes returns the record's wire bytes, verified as `record` does, or null when absent. */
+  async bytes(id: Digest): Promise<Uint8Array | null> {
     const v = await this.#read(id);
-    if (v === null) return null;
-    return { record: v.record.fork(), bytes: concatBytes(...v.parts) };
+    return v === null ? null : concatBytes(...v.parts);
   }
 
   async #read(id: Digest): Promise<Verified | null> {
