@@ -193,3 +193,21 @@ test("a segment row whose line holds two lines: StoreCorrupt, not read as a long
     await fresh.close();
   }
 });
+
+test("an upload naming another address is refused (ObjectMismatch), small or chunked, and nothing is recorded", async () => {
+  async function* bytes(n: number): AsyncGenerator<Uint8Array> {
+    await Promise.resolve();
+    yield new Uint8Array(n).fill(7);
+  }
+  const wrong = d("not these bytes");
+  await assert.rejects(store.putObjectStream(bytes(100), wrong), code("ObjectMismatch"));
+  await assert.rejects(store.putObjectStream(bytes((1 << 20) + 5), wrong), code("ObjectMismatch"));
+  assert.equal(await store.hasObject(wrong), false);
+  assert.equal(await store.hasObject(digestBytes(new Uint8Array(100).fill(7))), false);
+  const big = await store.putObjectStream(bytes((1 << 20) + 5));
+  assert.equal(big.size, (1 << 20) + 5);
+  // A small object equal to the big one's first chunk shares that chunk row.
+  const small = await store.putObject(new Uint8Array(1 << 20).fill(7));
+  assert.deepEqual(await store.getObject(small), new Uint8Array(1 << 20).fill(7));
+  assert.equal((await store.getObject(big.address))?.length, (1 << 20) + 5);
+});
