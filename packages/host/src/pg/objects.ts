@@ -2,6 +2,8 @@
 // file never sits in memory. A chunk is stored once under its own BLAKE3 address (deduplicated across
 // objects); an object is its size and the ordered list of its chunks, written in one transaction once
 // every chunk is in, so a half-uploaded object is never visible (orphan chunks are harmless).
+// An object of at most one chunk (most files of a workspace) is its chunk, object row and chunk list
+// in one statement: one round trip and one commit.
 // Verified on the way in (the caller may name the address it expects: `ObjectMismatch` otherwise)
 // and on the way out (each chunk against its address, the whole against the object's address and
 // size, the last chunk held back until the whole checks).
@@ -54,27 +56,61 @@ export async function putObjectStream(
   src: AsyncIterable<Uint8Array>,
   expect?: Digest,
 ): Promise<PutResult> {
+  const it = rechunk(src)[Symbol.asyncIterator]();
+  const first = await it.next();
+  const second = first.done === true ? first : await it.next();
+  if (second.done === true) {
+    // At most one chunk (most files of a workspace): one statement, one commit.
+    const bytes = first.done === true ? new Uint8Array() : first.value;
+    const address = digestBytes(bytes);
+    mismatch(expect, address);
+    faultPoint("pg-chunk");
+    await withRetry("object upload", retryMs, () => recordSmall(pool, address, bytes));
+    return { address, size: bytes.length };
+  }
   const h = createBlake3();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of rechunk(src)) {
+  const put = async (chunk: Uint8Array) => {
     h.update(chunk);
     size += chunk.length;
     const a = raw(digestBytes(chunk));
     chunks.push(a);
     await withRetry("object upload", retryMs, () =>
-      pool.query("INSERT INTO sbx_chunks (address, data) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
-        a,
-        Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
-      ]),
+      pool.query({ name: "sbx_chunk_put", text: PUT_CHUNK, values: [a, asBuffer(chunk)] }),
     );
     faultPoint("pg-chunk"); // crash tests: some chunks in, the object not yet recorded
-  }
+  };
+  await put(first.value as Uint8Array);
+  await put(second.value);
+  for (let r = await it.next(); r.done !== true; r = await it.next()) await put(r.value);
   const address = formatDigest(h.digest());
-  if (expect !== undefined && expect !== address)
-    throw new SandboxAttestError("ObjectMismatch", `upload for ${expect} holds bytes hashing to ${address}`);
+  mismatch(expect, address);
   await withRetry("object upload", retryMs, () => recordObject(pool, address, size, chunks));
   return { address, size };
+}
+
+const PUT_CHUNK = "INSERT INTO sbx_chunks (address, data) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+const asBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length);
+
+function mismatch(expect: Digest | undefined, address: Digest): void {
+  if (expect !== undefined && expect !== address)
+    throw new SandboxAttestError("ObjectMismatch", `upload for ${expect} holds bytes hashing to ${address}`);
+}
+
+// An object of at most one chunk in one statement (atomic; idempotent like recordObject): its chunk,
+// whose address is the object's own, the object row and, when that row is new, its chunk list. An
+// empty object has no chunk.
+const PUT_SMALL = {
+  name: "sbx_object_put_small",
+  text: `WITH c AS (INSERT INTO sbx_chunks (address, data) SELECT $1, $2 WHERE $3 > 0 ON CONFLICT DO NOTHING),
+    o AS (INSERT INTO sbx_objects (address, size, chunks) VALUES ($1, $3, CASE WHEN $3 > 0 THEN 1 ELSE 0 END)
+          ON CONFLICT DO NOTHING RETURNING address)
+    INSERT INTO sbx_object_chunks (address, seq, chunk) SELECT address, 0, address FROM o WHERE $3 > 0`,
+};
+
+async function recordSmall(pool: Pool, address: Digest, bytes: Uint8Array): Promise<void> {
+  await pool.query(PUT_SMALL, [raw(address), asBuffer(bytes), bytes.length]);
 }
 
 // Idempotent: an object already recorded (by us before a lost answer, or by anyone) is left as it is.

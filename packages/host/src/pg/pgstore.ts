@@ -7,8 +7,9 @@
 // §13.3 refusal, then inserts the segment row naming the head it extends.
 // The row's (record, prev) and (record, seq) are unique, so of several hosts extending one head
 // exactly one commits; the others' inserts fail on the constraint and are told `StaleHead`.
-// Readers trust no row: the record's bytes are re-verified from genesis (`HeadMismatch`, …) and each
-// row's own prev/head/seq columns must agree with the chain (`StoreCorrupt`).
+// Readers trust no row (reader.ts): the record is verified from genesis on a reader's first read
+// (`HeadMismatch`, …), each row's own prev/head/seq columns must agree with the chain
+// (`StoreCorrupt`); later reads verify only the new rows and check the verified ones unchanged.
 import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import {
@@ -21,12 +22,19 @@ import {
   type Digest,
   type Envelope,
 } from "@sbx/wire";
-import { encodeHeader, runGenesis, SandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
+import {
+  encodeHeader,
+  runGenesis,
+  SandboxAttestError,
+  type RunRecord,
+  type Segment,
+} from "@sbx/sandbox-attest/runrecord";
 import type { Store } from "@sbx/sandbox-attest/store";
 import { isUniqueViolation, openPool, redactUrl, withClient, withRetry, type PgOptions } from "./conn.ts";
 import { getObjectStream, objectInfo, putObjectStream, type PutResult } from "./objects.ts";
 import { PgLogStore } from "./pglog.ts";
-import { readVerified, RecordWriter } from "./records.ts";
+import { RecordReader } from "./reader.ts";
+import { RecordWriter } from "./records.ts";
 import { checkSchema, migrate } from "./schema.ts";
 
 const raw = (a: Digest) => Buffer.from(parseDigest(a));
@@ -45,6 +53,7 @@ export class PgStore implements Store {
   /** The ledgers kept in the same database. */
   readonly logs: PgLogStore;
   readonly #writer: RecordWriter;
+  readonly #reader: RecordReader;
 
   private constructor(url: string, pool: Pool, retryMs: number) {
     this.url = url;
@@ -52,6 +61,7 @@ export class PgStore implements Store {
     this.retryMs = retryMs;
     this.logs = new PgLogStore(pool, retryMs);
     this.#writer = new RecordWriter(pool);
+    this.#reader = new RecordReader(pool);
   }
 
   /**
@@ -170,9 +180,21 @@ export class PgStore implements Store {
     return Number(r.rows[0]?.n ?? 0);
   }
 
-  /** readRecordBytes returns the record's wire bytes verified from genesis, or null when there is none. */
+  /**
+   * readRecordBytes returns the record's wire bytes, verified (reader.ts: from genesis on this store's
+   * first read of it, then the new rows from the verified head, the rows already verified checked
+   * unchanged by digest), or null when there is none.
+   */
   readRecordBytes(id: Digest): Promise<Uint8Array | null> {
-    return withRetry("record read", this.retryMs, () => readVerified(this.pool, id));
+    return withRetry("record read", this.retryMs, () => this.#reader.bytes(id));
+  }
+  /** forgetVerified drops what this store's reader holds verified of `id` (or of every record). */
+  forgetVerified(id?: Digest): void {
+    this.#reader.forget(id);
+  }
+  /** readRecord (§13.7, optional member): the record verified as readRecordBytes does, or null. */
+  readRecord(id: Digest): Promise<RunRecord | null> {
+    return withRetry("record read", this.retryMs, () => this.#reader.record(id));
   }
 
   /**

@@ -1,8 +1,6 @@
 // Run records in PostgreSQL: a header row and one row per segment (seq, prev, head, line).
 //
-// Reading (readVerified): one statement (one snapshot) returns the header and every row; the bytes
-// are decoded from genesis (every head recomputed, §13.5) and each row's own seq/prev/head columns
-// must agree with the chain (`StoreCorrupt`).
+// Reading: reader.ts (verified from genesis once per reader, then the new rows only).
 //
 // Appending (RecordWriter): an append needs the record's verified state. A writer keeps, per record,
 // the state it verified last and reads only the rows after it (rows are never updated, so a verified
@@ -13,8 +11,8 @@
 // of several writers commit, the others are told `StaleHead`. No explicit transaction: the single
 // INSERT is atomic and the constraint is the decision. A writer extending its own last append makes
 // one round trip (the insert); otherwise two (the new rows, then the insert).
-import type { Pool, PoolClient } from "pg";
-import { bytesEqual, concatBytes, formatDigest, parseDigest, parseStrict, type Digest } from "@sbx/wire";
+import type { Pool } from "pg";
+import { bytesEqual, formatDigest, parseDigest, parseStrict, type Digest } from "@sbx/wire";
 import {
   decodeRecord,
   encodeSegmentLine,
@@ -39,26 +37,15 @@ interface Row {
   line: Buffer | null;
 }
 
-const ROWS =
-  "SELECT r.header, s.seq, s.prev, s.head, s.line FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id AND s.seq > $2 WHERE r.id = $1 ORDER BY s.seq";
-
-/** readVerified reads a record in one statement and verifies it from genesis; null when absent. */
-export async function readVerified(q: Pool | PoolClient, id: Digest): Promise<Uint8Array | null> {
-  const r = await q.query<Row>(ROWS, [raw(id), 0]);
-  const first = r.rows[0];
-  if (first === undefined) return null;
-  const rows = r.rows.filter((row) => row.seq !== null);
-  const bytes = concatBytes(new Uint8Array(first.header), ...rows.map((row) => new Uint8Array(row.line!)));
-  const { record } = decodeRecord(bytes);
-  if (record.genesis !== id)
-    throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
-  const heads = record.heads; // head₀ first
-  rows.forEach((row, i) => {
-    if (row.seq !== i + 1 || dig(row.prev!) !== heads[i] || dig(row.head!) !== heads[i + 1])
-      throw corrupt(id, row.seq ?? 0);
-  });
-  return bytes;
-}
+// Prepared once per connection (named statements): the server parses and plans them once.
+const ROWS = {
+  name: "sbx_rows_after",
+  text: "SELECT r.header, s.seq, s.prev, s.head, s.line FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id AND s.seq > $2 WHERE r.id = $1 ORDER BY s.seq",
+};
+const INSERT = {
+  name: "sbx_append",
+  text: "INSERT INTO sbx_segments (record, seq, prev, head, line, token) VALUES ($1, $2, $3, $4, $5, $6)",
+};
 
 function corrupt(id: Digest, seq: number): HostError {
   return new HostError("StoreCorrupt", `record ${id}: segment row ${String(seq)} does not match its chain`);
@@ -148,10 +135,14 @@ export class RecordWriter {
       const n = record.segments.length + 1;
       faultPoint("pg-insert"); // crash tests: the record read and checked, the row not yet sent
       try {
-        await this.#pool.query(
-          "INSERT INTO sbx_segments (record, seq, prev, head, line, token) VALUES ($1, $2, $3, $4, $5, $6)",
-          [raw(id), n, raw(expected), raw(head), Buffer.from(encodeSegmentLine(n, head, seg)), token],
-        );
+        await this.#pool.query(INSERT, [
+          raw(id),
+          n,
+          raw(expected),
+          raw(head),
+          Buffer.from(encodeSegmentLine(n, head, seg)),
+          token,
+        ]);
       } catch (e) {
         if (isUniqueViolation(e))
           throw new SandboxAttestError("StaleHead", `another writer extended head ${expected}`, { cause: e });

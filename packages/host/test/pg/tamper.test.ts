@@ -118,3 +118,96 @@ test("a signed object's envelope edited: refused when opened (the signature no l
   const back = await store.getSigned(a);
   assert.throws(() => openSigned(a, back, "application/vnd.test+json"), code("BadSignature"));
 });
+
+// The warm path (reader.ts): a reader that already verified the record reads only the new rows, and
+// checks the rows it verified by the server's digest over them — an edit there is still refused.
+test("a reader that verified the record before: an edited old line or head column, a forged new row, a rewritten history are refused", async () => {
+  const { id, heads } = await threeSegments("warm edit line");
+  assert.equal((await readRun(store, id)).head, heads[3]); // verified and held by this reader
+  const r = await sql(db.url, "SELECT line FROM sbx_segments WHERE record = $1 AND seq = 2", [raw(id)]);
+  const line = (r.rows[0] as { line: Buffer }).line.toString().replace(d("b").slice(7), d("B").slice(7));
+  await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 2", [
+    raw(id),
+    Buffer.from(line),
+  ]);
+  await assert.rejects(readRun(store, id), code("HeadMismatch"));
+  await assert.rejects(store.readRecordBytes(id), code("HeadMismatch"));
+
+  const h = await threeSegments("warm edit head");
+  await readRun(store, h.id);
+  await sql(db.url, "UPDATE sbx_segments SET head = $2 WHERE record = $1 AND seq = 1", [
+    raw(h.id),
+    raw(d("x")),
+  ]);
+  await assert.rejects(readRun(store, h.id), code("StoreCorrupt"));
+
+  // A new row appended by hand whose line does not hash to its stated head: refused by the decoder.
+  const n = await threeSegments("warm forged row");
+  await readRun(store, n.id);
+  const other = await PgStore.open(db.url);
+  try {
+    const h4 = await other.appendSegment(n.id, n.heads[3]!, { kind: "executed", attestation: d("d") });
+    assert.equal((await readRun(store, n.id)).head, h4); // the new row verified from the held head
+    const l5 = Buffer.from(
+      `{"head":"${d("not the head")}","n":5,"segment":{"attestation":"${d("e")}","kind":"executed"}}\n`,
+    );
+    await sql(
+      db.url,
+      "INSERT INTO sbx_segments (record, seq, prev, head, line, token) VALUES ($1, 5, $2, $3, $4, gen_random_uuid())",
+      [raw(n.id), raw(h4), raw(d("not the head")), l5],
+    );
+    await assert.rejects(readRun(store, n.id), code("HeadMismatch"));
+  } finally {
+    await other.close();
+  }
+
+  // Every row replaced by another valid chain (same record, other segments): the held prefix no
+  // longer matches, the record now verifies from genesis to something else — StoreCorrupt.
+  const w = await threeSegments("warm rewrite");
+  await readRun(store, w.id);
+  await sql(db.url, "DELETE FROM sbx_segments WHERE record = $1", [raw(w.id)]);
+  const fresh = await PgStore.open(db.url);
+  try {
+    await fresh.appendSegment(w.id, w.id, { kind: "executed", attestation: d("z") });
+    assert.equal((await readRun(fresh, w.id)).segments.length, 1); // a fresh reader sees a valid run
+  } finally {
+    await fresh.close();
+  }
+  await assert.rejects(readRun(store, w.id), code("StoreCorrupt"));
+  await assert.rejects(readRun(store, w.id), code("StoreCorrupt")); // and keeps refusing it
+});
+
+test("a segment row whose line holds two lines: StoreCorrupt, not read as a longer run", async () => {
+  const { id } = await threeSegments("two lines in one row");
+  const r = await sql(db.url, "SELECT seq, line FROM sbx_segments WHERE record = $1 ORDER BY seq", [raw(id)]);
+  const lines = r.rows as { line: Buffer }[];
+  await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 2", [
+    raw(id),
+    Buffer.concat([lines[1]!.line, lines[2]!.line]),
+  ]);
+  await sql(db.url, "DELETE FROM sbx_segments WHERE record = $1 AND seq = 3", [raw(id)]);
+  const fresh = await PgStore.open(db.url);
+  try {
+    await assert.rejects(readRun(fresh, id), code("StoreCorrupt"));
+  } finally {
+    await fresh.close();
+  }
+});
+
+test("an upload naming another address is refused (ObjectMismatch), small or chunked, and nothing is recorded", async () => {
+  async function* bytes(n: number): AsyncGenerator<Uint8Array> {
+    await Promise.resolve();
+    yield new Uint8Array(n).fill(7);
+  }
+  const wrong = d("not these bytes");
+  await assert.rejects(store.putObjectStream(bytes(100), wrong), code("ObjectMismatch"));
+  await assert.rejects(store.putObjectStream(bytes((1 << 20) + 5), wrong), code("ObjectMismatch"));
+  assert.equal(await store.hasObject(wrong), false);
+  assert.equal(await store.hasObject(digestBytes(new Uint8Array(100).fill(7))), false);
+  const big = await store.putObjectStream(bytes((1 << 20) + 5));
+  assert.equal(big.size, (1 << 20) + 5);
+  // A small object equal to the big one's first chunk shares that chunk row.
+  const small = await store.putObject(new Uint8Array(1 << 20).fill(7));
+  assert.deepEqual(await store.getObject(small), new Uint8Array(1 << 20).fill(7));
+  assert.equal((await store.getObject(big.address))?.length, (1 << 20) + 5);
+});
