@@ -40,6 +40,8 @@ export type HostErrorCode =
   | "PoolTooLarge"
   | "PoolTorn"
   | "PoolEmpty"
+  // §15.4 a claimed item's parked sandbox is gone, not frozen, or has no waiter: never a cold start
+  | "PoolItemLost"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
   | "LogBroken"

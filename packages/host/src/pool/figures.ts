@@ -12,8 +12,12 @@ import {
 const MIB = 1_048_576n;
 
 /** provisionFigure: the CPU time spent creating an item (host side plus the idle process's start). */
-export function provisionFigure(hostCpuUs: bigint, idleCpuUs: bigint): EnergyComponent[] {
-  const source = idleCpuUs > 0n ? "proc:self cpuUsage + proc:<pid>/stat utime+stime" : "proc:self cpuUsage";
+export function provisionFigure(
+  hostCpuUs: bigint,
+  idleCpuUs: bigint,
+  idleSource = "proc:<pid>/stat utime+stime",
+): EnergyComponent[] {
+  const source = idleCpuUs > 0n ? `proc:self cpuUsage + ${idleSource}` : "proc:self cpuUsage";
   // At least one microsecond: creating a folder is never free, and a zero would misstate it.
   return [estimateCpu(hostCpuUs + idleCpuUs > 0n ? hostCpuUs + idleCpuUs : 1n, { source })];
 }
@@ -27,6 +31,8 @@ export interface Residency {
   readonly storage: bigint;
   /** CPU µs the idle process used in the interval. */
   readonly cpu_us: bigint;
+  /** Where rss and cpu_us were read (default: the idle process's /proc/<pid>/stat). */
+  readonly sources?: { readonly memory: string; readonly cpu: string };
 }
 
 /** residencyFigure: memory, storage and any idle CPU over `r.ms` milliseconds (§15.3). */
@@ -35,7 +41,8 @@ export function residencyFigure(r: Residency): EnergyComponent[] {
   const out: EnergyComponent[] = [
     estimateStorage((r.storage * ms) / (MIB * 1000n), { source: "fs:workspace st_blocks" }),
   ];
-  if (r.rss > 0n) out.unshift(estimateMemory((r.rss / 1024n) * ms, { source: "proc:<pid>/stat rss" }));
-  if (r.cpu_us > 0n) out.push(estimateCpu(r.cpu_us, { source: "proc:<pid>/stat utime+stime" }));
+  const src = r.sources ?? { memory: "proc:<pid>/stat rss", cpu: "proc:<pid>/stat utime+stime" };
+  if (r.rss > 0n) out.unshift(estimateMemory((r.rss / 1024n) * ms, { source: src.memory }));
+  if (r.cpu_us > 0n) out.push(estimateCpu(r.cpu_us, { source: src.cpu }));
   return out;
 }

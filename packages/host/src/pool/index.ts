@@ -7,6 +7,7 @@ export {
   evictPoolItem,
   closePoolDir,
   listPool,
+  destroyPoolDir,
 } from "./pool.ts";
 export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
 export { poolPaths, readLedgerLines } from "./files.ts";
@@ -15,3 +16,14 @@ export type { Residency } from "./figures.ts";
 export { isAlive, diskBytes } from "./idle.ts";
 export { runClaimed } from "./run.ts";
 export type { ClaimedRun } from "./run.ts";
+export {
+  claimSandbox,
+  parkSandbox,
+  parkedAlive,
+  parkedFrozen,
+  readParked,
+  destroyParked,
+  quoteArgv,
+  CLAIM_DIR,
+} from "./parked.ts";
+export type { ClaimedSandbox, ParkedInfo, ParkOptions } from "./parked.ts";

@@ -22,6 +22,24 @@ import { HostError } from "../errors.ts";
 import { appendLines, ensureDir, poolPaths, readLedgerLines, withLock, writeFileDurably } from "./files.ts";
 import { diskBytes, idleUsage, readIdle, removeTree, startIdle, stopIdle, writeIdle } from "./idle.ts";
 import { provisionFigure, residencyFigure } from "./figures.ts";
+import {
+  destroyParked,
+  killParkedNow,
+  parkedAlive,
+  parkedFrozen,
+  parkedUsage,
+  parkSandbox,
+  readParked,
+  writeParked,
+  type ParkOptions,
+} from "./parked.ts";
+import { readdirSync, rmSync } from "node:fs";
+
+/** Where a parked sandbox's figures come from (§15.3): its cgroup's counters, read by the host. */
+const PARKED_SOURCES = {
+  memory: "cgroup memory.current|memory.usage_in_bytes (frozen sandbox)",
+  cpu: "cgroup cpu.stat|cpuacct.usage",
+};
 
 /** Options of createPoolDir. */
 export interface CreatePoolOptions {
@@ -29,8 +47,14 @@ export interface CreatePoolOptions {
   readonly manifest: Digest;
   readonly size: number;
   readonly key: KeyPair;
-  /** Keep a stopped idle process per item (default true). */
+  /** Keep a stopped idle process per item (default true; ignored with `parked`). */
   readonly idleProcess?: boolean;
+  /**
+   * Each item is a real S1 sandbox, parked frozen at its hand-off (pool/parked.ts), built with these
+   * options (the manifest's user, env, workspace folder, limits). Without it, items are the older
+   * workspace plus stopped idle process.
+   */
+  readonly parked?: ParkOptions;
   readonly now?: () => number;
 }
 
@@ -83,14 +107,18 @@ export async function provisionItems(
       JSON.stringify({ pool: s.pool_id, item, manifest: s.descriptor.manifest }) + "\n",
     );
     let idleCpu = 0n;
-    if (o.idleProcess !== false) {
+    let idleSource: string | undefined;
+    if (o.parked !== undefined) {
+      idleCpu = BigInt((await parkSandbox(dir, p.item(item), o.parked)).cpu_us);
+      idleSource = PARKED_SOURCES.cpu;
+    } else if (o.idleProcess !== false) {
       const pid = await startIdle(p.workspace(item));
       idleCpu = idleUsage(pid)?.cpu_us ?? 0n;
       writeIdle(p.proc(item), { pid, started_ms: Date.now(), cpu_us: idleCpu.toString() });
     }
     const used = process.cpuUsage(before);
     const at = Math.max((o.now ?? Date.now)(), s.account.last_ms);
-    const provision = provisionFigure(BigInt(used.user + used.system), idleCpu);
+    const provision = provisionFigure(BigInt(used.user + used.system), idleCpu, idleSource);
     withLock(p.lock, () =>
       append(
         dir,
@@ -114,6 +142,22 @@ function residencyNow(
   const p = poolPaths(dir);
   const it = s.account.items.get(item);
   if (!it || to <= it.accounted_to_ms) return { body: null, cpu: null };
+  const parked = readParked(p.item(item));
+  if (parked !== null) {
+    const use = parkedUsage(parked);
+    const cpu = use ? use.cpu_us - BigInt(parked.cpu_us) : 0n;
+    const residency = residencyFigure({
+      ms: to - it.accounted_to_ms,
+      rss: use?.rss ?? 0n,
+      storage: diskBytes(p.item(item)),
+      cpu_us: cpu > 0n ? cpu : 0n,
+      sources: PARKED_SOURCES,
+    });
+    return {
+      body: { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency },
+      cpu: use?.cpu_us ?? null,
+    };
+  }
   const idle = readIdle(p.proc(item));
   const usage = idle ? idleUsage(idle.pid) : null;
   const cpu = usage && idle ? usage.cpu_us - BigInt(idle.cpu_us) : 0n;
@@ -134,6 +178,9 @@ function accrueTo(dir: string, s: LedgerState, item: string, to: number, key: Ke
   const { body, cpu } = residencyNow(dir, s, item, to);
   if (!body) return;
   append(dir, s, [body], key);
+  const parked = readParked(poolPaths(dir).item(item));
+  if (parked !== null && cpu !== null)
+    writeParked(poolPaths(dir).item(item), { ...parked, cpu_us: cpu.toString() });
   const idle = readIdle(poolPaths(dir).proc(item));
   if (idle && cpu !== null) writeIdle(poolPaths(dir).proc(item), { ...idle, cpu_us: cpu.toString() });
 }
@@ -153,6 +200,10 @@ export interface Claimed {
   /** The claimed item's pre-created workspace, now the run's. */
   readonly workspace: string;
   readonly state: LedgerState;
+  /** The item's folder; with `parked`, its frozen sandbox is the run's (claimSandbox). */
+  readonly itemDir: string;
+  /** The item is a parked sandbox (kept frozen for the claimant), not an idle process. */
+  readonly parked: boolean;
 }
 
 /**
@@ -177,6 +228,8 @@ export function claimPoolItem(
       components: claimComponents(s, claim),
       workspace: poolPaths(dir).workspace(item),
       state: s,
+      itemDir: poolPaths(dir).item(item),
+      parked: readParked(poolPaths(dir).item(item)) !== null,
     };
   });
 }
@@ -196,6 +249,7 @@ export function evictPoolItem(
     append(dir, s, [evictBody(s, item, reason)], key);
     const idle = readIdle(poolPaths(dir).proc(item));
     if (idle) stopIdle(idle.pid);
+    killParkedNow(poolPaths(dir).item(item));
     removeTree(poolPaths(dir).item(item));
     return s;
   });
@@ -222,6 +276,8 @@ export interface ItemView {
   /** For resident items: accounted energy plus the residency measured since, up to now. */
   readonly accrued_now_uj: string;
   readonly idle_pid: number | null;
+  /** For a parked sandbox: whether the kernel reports it frozen now (null: no parked sandbox). */
+  readonly frozen: boolean | null;
 }
 
 /** listPool reports every item with its accrued energy so far (§15.3), measuring live residency. */
@@ -236,6 +292,7 @@ export function listPool(
     const { body } = it.state === "resident" ? residencyNow(dir, s, it.item, t) : { body: null };
     const live = body?.kind === "accrued" ? body.residency.reduce((a, c) => a + BigInt(c.uj), 0n) : 0n;
     const idle = it.state === "resident" ? readIdle(poolPaths(dir).proc(it.item)) : null;
+    const parked = it.state === "resident" ? readParked(poolPaths(dir).item(it.item)) : null;
     return {
       item: it.item,
       state: it.state,
@@ -243,7 +300,28 @@ export function listPool(
       accounted_uj: accounted.toString(),
       accrued_now_uj: (accounted + live).toString(),
       idle_pid: idle?.pid ?? null,
+      frozen: parked === null ? null : parkedAlive(parked) && parkedFrozen(parked),
     };
   });
   return { state: s, items };
+}
+
+/**
+ * destroyPoolDir (§15.6) ends a pool: every resident item evicted and the ledger closed (unless it
+ * is closed already), then every sandbox still there (a claimed item's, whether its run ended or
+ * its claimant was killed) destroyed and the items' folders removed. The descriptor and the ledger
+ * stay, so the pool's accounting can still be verified.
+ */
+export async function destroyPoolDir(
+  dir: string,
+  key: KeyPair,
+  now: () => number = Date.now,
+): Promise<LedgerState> {
+  const open = openPoolDir(dir);
+  const s = open.account.closed ? open : closePoolDir(dir, key, now);
+  const items = poolPaths(dir).items;
+  const names = existsSync(items) ? readdirSync(items) : [];
+  for (const name of names) await destroyParked(poolPaths(dir).item(name));
+  rmSync(items, { recursive: true, force: true });
+  return s;
 }

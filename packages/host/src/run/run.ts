@@ -15,6 +15,7 @@ import {
   startEnergyChain,
   weakestProvenance,
   type EnergyChainState,
+  type EnergyComponent,
   type MadeReceipt,
   type MeterReading,
 } from "@sbx/sandbox-attest/energy";
@@ -27,7 +28,7 @@ import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
-import { startSandbox, type Provided, type SandboxOptions } from "../sandbox/sandbox.ts";
+import { startSandbox, type Provided, type Sandbox, type SandboxOptions } from "../sandbox/sandbox.ts";
 import { digestFile, resolveInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
 import { createFilesAt } from "../fsat/index.ts";
@@ -108,6 +109,17 @@ export interface RunUnitOptions {
    * outcome's `stopped` (§7.2). See ../grants/live.ts.
    */
   readonly live?: LiveCheck;
+  /**
+   * Starts the sandbox in place of startSandbox (§15.4: a warm-pool claim hands over its parked
+   * sandbox, pool/parked.ts claimSandbox); its command must wait for `proceed(true)`.
+   */
+  readonly startSandbox?: (
+    argv: readonly string[],
+    so: SandboxOptions,
+    stdin: "ignore" | "pipe",
+  ) => Omit<Sandbox, "child"> & { readonly child: Pick<ChildProcess, "stdin" | "stdout" | "stderr"> };
+  /** Components the run's energy receipt carries besides the meter's (§15.4 a claim's warmpool charge). */
+  readonly extraComponents?: readonly EnergyComponent[];
 }
 
 /** What runUnit asks of a live check (RunUnitOptions.live). */
@@ -330,7 +342,11 @@ async function executeSandboxed(
   const before = scanFiles(watch);
   const binary = digestFile(prog.path);
   const gated = o.execPolicy !== undefined;
-  const sb = startSandbox(o.argv, gated ? { ...so, gated } : so, o.stdin ? "pipe" : "ignore");
+  const sb = (o.startSandbox ?? startSandbox)(
+    o.argv,
+    gated ? { ...so, gated } : so,
+    o.stdin ? "pipe" : "ignore",
+  );
   let gate: GateSession | null = null;
   try {
     const meter = startMeter({ cgroup: sb.meterCgroup }, o.meter);
@@ -443,7 +459,11 @@ function withLimits(o: Outcome, h: LimitHits & { readonly disk: boolean }): Outc
   return hit.length === 0 || o.status === "spawn_failed" ? o : { ...o, limits: hit };
 }
 
-function record(o: RunUnitOptions, journal: Journal, child: ChildProcess) {
+function record(
+  o: RunUnitOptions,
+  journal: Journal,
+  child: Pick<ChildProcess, "stdin" | "stdout" | "stderr">,
+) {
   if (o.stdin && child.stdin) {
     const input = new StreamRecorder(journal, "stdin", o.chunkBytes);
     input.push(Buffer.from(o.stdin));
@@ -482,7 +502,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown): RunUnitResult {
   const chain = o.energyChain ?? startEnergyChain(o.unitId, o.grantsId);
-  const receipt = makeReceipt(chain, run.reading, o.hostKey);
+  const receipt = makeReceipt(chain, run.reading, o.hostKey, o.extraComponents);
   const receiptAddress = envelopeAddress(receipt.envelope);
   const head = journal.head();
   const interval = { start_ms: run.reading.start_ms, end_ms: run.reading.end_ms };

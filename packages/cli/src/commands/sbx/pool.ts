@@ -1,21 +1,40 @@
 // `sbx pool …`: warm pools (§15) — create a pool of real pre-provisioned sandboxes from a manifest,
 // list them with their accrued energy, claim one into a run (optionally running the run's first
 // interval in it), evict, close, and verify the signed ledger.
-import { isDigest, parseStrict, type Digest, type JsonObject } from "@sbx/wire";
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { addressOf, isDigest, parseStrict, type Digest, type JsonObject } from "@sbx/wire";
+import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
+import { checkClaimCharged } from "@sbx/sandbox-attest/warmpool";
+import { weakestProvenance } from "@sbx/sandbox-attest/energy";
+import { runUnit } from "@sbx/host/run";
+import { writeFilesAt } from "@sbx/host/fsat";
 import { ingestManifest, verifyManifest } from "@sbx/sandbox-attest/manifest";
 import { EVICTION_REASONS, verifyLedger, type EvictionReason } from "@sbx/sandbox-attest/warmpool";
 import {
   claimPoolItem,
   closePoolDir,
+  claimSandbox,
   createPoolDir,
+  destroyPoolDir,
   evictPoolItem,
   listPool,
   openPoolDir,
   poolPaths,
   runClaimed,
 } from "@sbx/host/pool";
-import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import {
+  EXIT,
+  parseOptions,
+  printJson,
+  UsageError,
+  writeBytes,
+  type Command,
+  type Io,
+} from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { runStoreDir } from "../../runstore.ts";
+import { hostKeyOf } from "./lifecycle/paths.ts";
 import { MAX_JSON_BYTES, readInput } from "../../files.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
@@ -47,6 +66,33 @@ function dirArg(positionals: readonly string[]): string {
   return d;
 }
 
+/** The flags that name a pool in the run store (`--pool NAME [--store DIR]`) instead of a DIR. */
+const WHERE = { pool: { type: "string" }, store: { type: "string" } } as const;
+const WHERE_HELP = `  DIR | --pool NAME   the pool's folder, or pool NAME in the run store (<store>/pools/NAME)
+  --store DIR         the run store (default ~/.local/share/sbx, or $SBX_STORE)`;
+
+/** poolWhere: the pool folder (DIR, else <store>/pools/NAME), and the store its default key lives in. */
+function poolWhere(
+  values: { pool?: string | undefined; store?: string | undefined },
+  positionals: readonly string[],
+): { dir: string; store: string; rest: string[] } {
+  const store = runStoreDir(values.store);
+  if (values.pool !== undefined) {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(values.pool) || values.pool.startsWith("."))
+      throw new UsageError("--pool NAME: letters, digits, . _ - (at most 64)");
+    return { dir: join(store, "pools", values.pool), store, rest: [...positionals] };
+  }
+  return { dir: dirArg(positionals), store, rest: positionals.slice(1) };
+}
+
+function limitInt(v: string | undefined, name: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d{1,15}$/.test(v) || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer ≥ ${String(min)}`);
+  return n;
+}
+
 function digestOpt(v: string | undefined, name: string): Digest {
   if (!isDigest(v)) throw new UsageError(`--${name} must be a blake3:<hex> digest`);
   return v;
@@ -54,40 +100,78 @@ function digestOpt(v: string | undefined, name: string): Digest {
 
 const create: Command = {
   name: "pool create",
-  summary: "create a warm pool of N real sandboxes (workspaces, stopped idle processes) from a manifest",
-  help: `usage: sbx pool create DIR --manifest ADDR|FILE --size N --key KEYFILE [--name NAME] [--no-idle] [--json]
-  Creates a pool in DIR: a signed descriptor, then N items, each a pre-created workspace and (unless
-  --no-idle) a pre-started idle process stopped with SIGSTOP, each recorded in the signed ledger with
-  the energy its provisioning took (§15.3).
+  summary: "create a warm pool of N real S1 sandboxes, parked frozen, from a manifest",
+  help: `usage: sbx pool create (DIR | --pool NAME) --manifest ADDR|FILE (-n N | --size N) [--key KEYFILE]
+                       [--user NAME] [--memory BYTES] [--cpus N] [--pids N] [--name NAME]
+                       [--no-sandbox [--no-idle]] [--json]
+  Creates a pool: a signed descriptor, then N items. Each item is the sandbox \`sbx run\` builds
+  (bubblewrap via the launcher, its cgroup with limits, seccomp, the generated /etc, the workspace
+  mounted), started with a small waiter as its command and parked frozen by the cgroup freezer once
+  the waiter waits at its hand-off; the kernel's report that it is frozen is checked. Each item is
+  recorded in the signed ledger with the energy its provisioning took (§15.3).
+${WHERE_HELP}
   --manifest   a manifest address, a devcontainer.json, or a signed manifest envelope (§14)
-  --size N     how many items to provision
-  --key        the host key file that signs the ledger
+  -n, --size N how many items to provision
+  --key        the host key file that signs the ledger (default: the store's host key)
+  --user, --memory, --cpus, --pids   the sandboxes' user inside and limits, as for sbx run
+  --no-sandbox items are a workspace and a stopped idle process (the older, cold kind);
+               --no-idle then leaves out the process too
 ${EXITS}`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       manifest: { type: "string" },
-      size: { type: "string" },
+      size: { type: "string", short: "n" },
       key: { type: "string" },
       name: { type: "string" },
+      user: { type: "string" },
+      memory: { type: "string" },
+      cpus: { type: "string" },
+      pids: { type: "string" },
+      "no-sandbox": { type: "boolean" },
       "no-idle": { type: "boolean" },
       json: { type: "boolean" },
+      ...WHERE,
     });
     const size = Number(values.size);
-    if (!values.manifest || !values.key || !Number.isSafeInteger(size) || size < 0)
-      throw new UsageError("--manifest, --key and --size N are required");
-    const dir = dirArg(positionals);
-    const s = await createPoolDir(dir, {
-      name: values.name ?? "pool",
-      manifest: manifestAddress(values.manifest),
+    if (!values.manifest || values.size === undefined || !Number.isSafeInteger(size) || size < 0)
+      throw new UsageError("--manifest and -n N are required");
+    const where = poolWhere(values, positionals);
+    const cpus = values.cpus;
+    if (cpus !== undefined && (!/^\d{1,4}(\.\d{1,3})?$/.test(cpus) || Number(cpus) < 0.01))
+      throw new UsageError("--cpus must be a number such as 1 or 0.5 (at least 0.01)");
+    const memory = limitInt(values.memory, "memory", 1 << 20);
+    const pids = limitInt(values.pids, "pids", 1);
+    const limits = {
+      ...(memory !== undefined ? { memoryBytes: memory } : {}),
+      ...(cpus !== undefined ? { cpuMillis: Math.round(Number(cpus) * 1000) } : {}),
+      ...(pids !== undefined ? { pids } : {}),
+    };
+    const sandboxed = values["no-sandbox"] !== true;
+    if (sandboxed && values["no-idle"] === true) throw new UsageError("--no-idle needs --no-sandbox");
+    const manifest = manifestAddress(values.manifest);
+    const key = hostKeyOf(where.store, values.key);
+    mkdirSync(where.dir, { recursive: true });
+    const s = await createPoolDir(where.dir, {
+      name: values.name ?? values.pool ?? "pool",
+      manifest,
       size,
-      key: readKey(values.key),
+      key,
       idleProcess: !values["no-idle"],
+      ...(sandboxed
+        ? { parked: { limits, ...(values.user !== undefined ? { user: values.user } : {}) } }
+        : {}),
     });
     if (values.json)
-      printJson(io, { pool_id: s.pool_id, dir, items: size, drawn_uj: s.account.drawn.toString() });
+      printJson(io, {
+        pool_id: s.pool_id,
+        dir: where.dir,
+        items: size,
+        sandboxed,
+        drawn_uj: s.account.drawn.toString(),
+      });
     else
       io.out(
-        `pool ${s.pool_id} in ${dir}: ${size} items provisioned, ${joules(s.account.drawn)} drawn so far`,
+        `pool ${s.pool_id} in ${where.dir}: ${size} ${sandboxed ? "sandboxes parked frozen" : "items provisioned"}, ${joules(s.account.drawn)} drawn so far`,
       );
     return EXIT.ok;
   },
@@ -96,19 +180,21 @@ ${EXITS}`,
 const list: Command = {
   name: "pool list",
   summary: "list a pool's items with the energy each has accrued so far",
-  help: `usage: sbx pool list DIR [--json]
+  help: `usage: sbx pool list (DIR | --pool NAME) [--store DIR] [--json]
   Lists every item: state, provisioning plus residency accounted in the ledger, and for resident
-  items the residency measured since, up to now (estimated: §6.3 models over /proc and disk blocks).
+  items the residency measured since, up to now (estimated: §6.3 models over cgroup counters, /proc
+  and disk blocks); for a parked sandbox, whether the kernel reports it frozen now.
+${WHERE_HELP}
 ${EXITS}`,
   run(args, io) {
-    const { values, positionals } = parseOptions(args, { json: { type: "boolean" } });
-    const { state, items } = listPool(dirArg(positionals));
+    const { values, positionals } = parseOptions(args, { json: { type: "boolean" }, ...WHERE });
+    const { state, items } = listPool(poolWhere(values, positionals).dir);
     if (values.json) printJson(io, { pool_id: state.pool_id, items });
     else {
       io.out(`pool ${state.pool_id} (${state.descriptor.name}), manifest ${state.descriptor.manifest}`);
       for (const it of items)
         io.out(
-          `  ${it.item}  ${it.state.padEnd(8)}  ${joules(it.accrued_now_uj).padStart(16)}${it.idle_pid === null ? "" : `  idle pid ${it.idle_pid}`}`,
+          `  ${it.item}  ${it.state.padEnd(8)}  ${joules(it.accrued_now_uj).padStart(16)}${it.idle_pid === null ? "" : `  idle pid ${it.idle_pid}`}${it.frozen === null ? "" : it.frozen ? "  sandbox frozen" : "  sandbox NOT frozen"}`,
         );
     }
     return Promise.resolve(EXIT.ok);
@@ -133,14 +219,144 @@ async function runInClaim(
   return { exit_code: r.code, receipt: r.envelope as unknown as JsonObject, total_uj: r.receipt.total_uj };
 }
 
+/**
+ * claimIntoRun (§15.4): the claim is appended to the ledger first (under the pool's lock: one item,
+ * one claim), then the unit runs in the claimed item's parked sandbox as the run's first interval,
+ * through runUnit, exactly as `sbx run` meters, journals and attests it; its first receipt carries
+ * the claim's warmpool components (provisioning plus accrued residency), checked before printing.
+ */
+async function claimIntoRun(
+  io: Io,
+  where: { dir: string; store: string },
+  argv: string[],
+  v: {
+    key?: string | undefined;
+    grants?: string | undefined;
+    item?: string | undefined;
+    out?: string | undefined;
+    json?: boolean | undefined;
+    "timeout-ms"?: string | undefined;
+  },
+): Promise<number> {
+  const key = hostKeyOf(where.store, v.key);
+  const state = openPoolDir(where.dir);
+  const manifest = state.descriptor.manifest;
+  const grantsId = v.grants === undefined ? addressOf({}) : digestOpt(v.grants, "grants");
+  const timeoutMs = limitInt(v["timeout-ms"], "timeout-ms", 1);
+  const unit = makeUnit({ argv, manifest, level: "S4" });
+  const id = unitId(unit);
+  const c = claimPoolItem(where.dir, {
+    unit: id,
+    grants: grantsId,
+    key,
+    ...(v.item ? { item: v.item } : {}),
+  });
+  if (!c.parked)
+    throw new UsageError(
+      `${c.claim.item} is not a parked sandbox (a --no-sandbox pool): claim it with --unit`,
+    );
+  if (v.out) mkdirSync(v.out, { recursive: true });
+  const abort = new AbortController();
+  const stop = () => {
+    abort.abort();
+  };
+  process.on("SIGINT", stop).on("SIGTERM", stop);
+  let r: Awaited<ReturnType<typeof runUnit>>;
+  try {
+    r = await runUnit({
+      argv,
+      hostKey: key,
+      unitId: id,
+      unit,
+      grantsId,
+      manifest,
+      policy: addressOf({}),
+      sandbox: { workspace: c.workspace },
+      startSandbox: (a) => claimSandbox(c.itemDir, a),
+      extraComponents: c.components,
+      abort: abort.signal,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(v.out ? { outputDir: v.out } : {}),
+      onOutput: (stream, data) => {
+        writeBytes(io, stream === "stdout" && !v.json ? "out" : "err", data);
+      },
+    });
+  } finally {
+    process.off("SIGINT", stop).off("SIGTERM", stop);
+  }
+  checkClaimCharged(c.state, c.claim, r.receipt.receipt);
+  if (v.out) {
+    const json = (x: unknown) => Buffer.from(JSON.stringify(x, null, 2) + "\n", "utf8");
+    writeFilesAt(v.out, [
+      { name: "unit.json", bytes: json(unit) },
+      { name: "claim.json", bytes: json(c.claim) },
+      { name: "attestation.json", bytes: json(r.attestation) },
+      { name: "receipt.json", bytes: json(r.receipt.envelope) },
+      { name: "journal.json", bytes: json({ head: r.journal.head(), events: r.journal.events }) },
+    ]);
+  }
+  const rec = r.receipt.receipt;
+  const summary = {
+    item: c.claim.item,
+    unit_id: id,
+    outcome: r.outcome,
+    interval: r.interval,
+    claim: c.claim as unknown as JsonObject,
+    residency: {
+      provision_uj: c.claim.provision_uj,
+      residency_uj: c.claim.residency_uj,
+      accrued_uj: c.claim.accrued_uj,
+      components: c.components as unknown as JsonObject[],
+    },
+    energy: {
+      total_uj: rec.total_uj,
+      provenance: weakestProvenance(rec.components),
+      components: rec.components as unknown as JsonObject[],
+    },
+    journal: { root: r.journal.head().root, events: r.journal.size },
+    receipt: r.receiptAddress,
+    attestation: r.address,
+    level: r.level,
+    workspace: c.workspace,
+  };
+  if (v.json) printJson(io, summary);
+  else {
+    io.out(`claimed      ${c.claim.item} of pool ${c.state.pool_id}: a parked sandbox, thawed for this unit`);
+    io.out(
+      `residency    ${joules(c.claim.accrued_uj)} (provisioning ${joules(c.claim.provision_uj)} + residency ${joules(c.claim.residency_uj)}), estimated, in the first receipt`,
+    );
+    const o = r.outcome;
+    io.out(
+      `outcome      ${o.status === "exited" ? `exited ${String(o.exit_code)}` : o.status === "signaled" ? `killed by ${o.signal}` : `did not start (${o.reason})`}`,
+    );
+    io.out(`energy       ${rec.total_uj} µJ, ${summary.energy.provenance}`);
+    io.out(`journal      ${summary.journal.root} (${String(summary.journal.events)} events)`);
+    io.out(`receipt      ${r.receiptAddress}`);
+    io.out(`attestation  ${r.address} (level ${r.level}, host ${key.did})`);
+    io.out(`workspace    ${c.workspace}`);
+  }
+  return r.outcome.status === "exited" && r.outcome.exit_code === 0 ? EXIT.ok : EXIT.invalid;
+}
+
 const claim: Command = {
   name: "pool claim",
-  summary: "claim a pooled sandbox into a run; its accrued energy becomes the run's warmpool charge",
-  help: `usage: sbx pool claim DIR --unit ID --grants ID --key KEYFILE [--item ITEM] [--json] [-- COMMAND…]
-  Accounts the item's residency up to now and appends the claim for the run of (unit, grants): the
-  claim carries all the energy the item drew, provisioning plus residency (§15.4). Prints the
-  warmpool components the run's first energy receipt must carry. With a COMMAND after --, runs it
-  in the claimed workspace as the run's first interval, metered, and prints its first receipt.
+  summary: "claim a parked sandbox: thaw it and run the unit in it; the first receipt carries its residency",
+  help: `usage: sbx pool claim (DIR | --pool NAME) [--store DIR] [--key KEYFILE] [--grants ID] [--item ITEM]
+                      [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
+       sbx pool claim DIR --unit ID --grants ID --key KEYFILE [--item ITEM] [--json] [-- CMD…]
+  Claims one resident item (the oldest, or ITEM) in order: (1) under the pool's lock, its residency
+  is accounted up to now and the claim is appended to the signed ledger and synced (one item, one
+  claim: a second claimant, or a claimant killed at any step, never takes it again); (2) CMD's argv is
+  written to the parked sandbox's hand-off FIFO, which only the host can write; (3) the meter and
+  journal start and the sandbox is thawed: its waiter execs CMD in place; (4) when CMD ends, the
+  interval is attested as \`sbx run\` does (level S4) and its first energy receipt carries the claim's
+  warmpool components: the item's provisioning and residency (§15.4), estimated, with their basis;
+  (5) the sandbox is destroyed (an item is used once). The workspace stays in the item's folder
+  until \`sbx pool destroy\`. Refuses PoolEmpty, DoubleClaim, UnknownItem, PoolItemLost.
+  Exit: CMD's success → 0; CMD failed → 1.
+  With --unit: the older claim that only accounts the claim for a run of (unit, grants) and, with a
+  COMMAND, runs it as a plain metered process in the workspace (items of a --no-sandbox pool).
+${WHERE_HELP}
 ${EXITS}`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -148,17 +364,24 @@ ${EXITS}`,
       grants: { type: "string" },
       key: { type: "string" },
       item: { type: "string" },
+      out: { type: "string" },
+      "timeout-ms": { type: "string" },
       json: { type: "boolean" },
+      ...WHERE,
     });
-    if (!values.key) throw new UsageError("--key is required");
-    const key = readKey(values.key);
-    const c = claimPoolItem(dirArg(positionals), {
+    const where = poolWhere(values, positionals);
+    if (values.unit === undefined) {
+      if (where.rest.length === 0) throw new UsageError("a command after -- is required (or --unit)");
+      return claimIntoRun(io, where, where.rest, values);
+    }
+    const key = hostKeyOf(where.store, values.key);
+    const c = claimPoolItem(where.dir, {
       unit: digestOpt(values.unit, "unit"),
       grants: digestOpt(values.grants, "grants"),
       key,
       ...(values.item ? { item: values.item } : {}),
     });
-    const argv = positionals.slice(1);
+    const argv = where.rest;
     const ran = argv.length > 0 ? await runInClaim(io, c, argv, key) : null;
     if (values.json)
       printJson(io, {
@@ -177,6 +400,33 @@ ${EXITS}`,
           `first receipt: ${joules(ran.total_uj)} in total, warmpool components included; exit ${String(ran.exit_code)}`,
         );
     }
+    return EXIT.ok;
+  },
+};
+
+const destroy: Command = {
+  name: "pool destroy",
+  summary: "destroy a pool: evict what is resident, close the ledger, end every sandbox, remove the items",
+  help: `usage: sbx pool destroy (DIR | --pool NAME) [--store DIR] [--key KEYFILE] [--json]
+  Evicts every resident item (host-shutdown) and closes the ledger unless it is closed, then ends
+  every sandbox still there (also a claimed one whose claimant was killed) and removes the items'
+  folders, workspaces included. pool.json and the ledger stay: \`sbx pool verify\` still works.
+${WHERE_HELP}
+${EXITS}`,
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      key: { type: "string" },
+      json: { type: "boolean" },
+      ...WHERE,
+    });
+    const where = poolWhere(values, positionals);
+    const s = await destroyPoolDir(where.dir, hostKeyOf(where.store, values.key));
+    if (values.json)
+      printJson(io, { pool_id: s.pool_id, destroyed: true, drawn_uj: s.account.drawn.toString() });
+    else
+      io.out(
+        `destroyed pool ${s.pool_id}: drawn ${joules(s.account.drawn)} = claimed ${joules(s.account.claimed)} + evicted ${joules(s.account.evicted)}`,
+      );
     return EXIT.ok;
   },
 };
@@ -277,4 +527,4 @@ ${EXITS}; 0 also for UNTRUSTED with --any-signer`,
   },
 };
 
-export const commands: Command[] = [create, list, claim, evict, close, verify];
+export const commands: Command[] = [create, list, claim, evict, close, destroy, verify];

@@ -1,0 +1,590 @@
+// §15.3 A pool item's parked sandbox: the same S1 sandbox `sbx run` builds (the launcher, bwrap, the
+// run's cgroup with its limits, the seccomp program, the generated /etc, the workspace bound at its
+// folder), started with a small waiter as its command and then frozen by the cgroup freezer.
+//
+// The hand-off (§15.4). The item's control folder `ctl/` is bound read-only at /.sbx-claim and holds
+// two FIFOs, both owned by root with the sandbox's host gid:
+//   ready (0620)  the waiter writes "up" once the sandbox is set up (its mounts are final);
+//   go    (0640)  the waiter then blocks reading it; only the host can write it.
+// A claim writes one line, the unit's argv quoted for the shell, into `go` and thaws the cgroup; the
+// waiter reads it and execs the argv in place (same process, same namespaces, same cgroup). Nothing
+// of the host's is in the line but the argv. The sandbox's stdout and stderr are files in the item's
+// folder, opened by the host at creation; the waiter writes nothing to them, so they hold the unit's
+// output alone. An item is used once: after its unit ends, its cgroup is killed and removed.
+//
+// The sandbox must outlive `sbx pool create` (bwrap dies with its parent): its parent is a keeper,
+// a detached `/bin/sh` that waits for the launcher and holds nothing else. Killing the keeper kills
+// the sandbox (bwrap's --die-with-parent), so no parked sandbox is left without one.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { HostError } from "../errors.ts";
+import { bwrapArgs, launcherArgv, LAUNCH_PATH } from "../sandbox/bwrap.ts";
+import {
+  cgroupProcs,
+  createRunCgroup,
+  DEFAULT_LIMITS,
+  killRunCgroup,
+  limitHits,
+  removeRunCgroup,
+  type Limits,
+  type RunCgroup,
+} from "../sandbox/cgroup.ts";
+import {
+  DEFAULT_HOST_UID,
+  DEFAULT_TMP_BYTES,
+  DEFAULT_WORKSPACE_BYTES,
+  reachable,
+  SANDBOX_PATH,
+  sandboxUnavailableReason,
+  type Provided,
+  type Sandbox,
+  type SandboxExit,
+} from "../sandbox/sandbox.ts";
+import { seccompProgram } from "../sandbox/seccomp.ts";
+import { etcFiles, sandboxUser, type SandboxUser } from "../sandbox/system.ts";
+import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
+import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
+import { readCgroupCpuUs } from "../meter/index.ts";
+
+/** Where the control folder appears inside the sandbox. */
+export const CLAIM_DIR = "/.sbx-claim";
+
+/**
+ * The waiter (run by /bin/sh inside): says "up", blocks on `go`, reads one line and execs it. The
+ * line is `'arg' 'arg'…` (quoteArgv); a newline inside an argument travels as '"$nl"'.
+ */
+const WAITER = [
+  "nl='",
+  "'",
+  `printf 'up\\n' >${CLAIM_DIR}/ready || exit 125`,
+  `exec 3<${CLAIM_DIR}/go || exit 125`,
+  "IFS= read -r req <&3 || exit 125",
+  "exec 3<&-",
+  '[ -n "$req" ] || exit 125',
+  'eval "exec $req"',
+].join("\n");
+
+/** quoteArgv writes argv as one line the waiter evaluates back into exactly that argv. */
+export function quoteArgv(argv: readonly string[]): string {
+  if (argv.length === 0) throw new RangeError("quoteArgv: argv is empty");
+  return argv
+    .map((a) => {
+      if (a.includes("\0")) throw new RangeError("an argument holds a NUL byte");
+      return `'${a.replaceAll("'", `'\\''`).replaceAll("\n", `'"$nl"'`)}'`;
+    })
+    .join(" ");
+}
+
+/** How a parked sandbox is built (the manifest's part of SandboxOptions). */
+export interface ParkOptions {
+  readonly workspaceFolder?: string;
+  readonly user?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly limits?: Partial<Limits>;
+  readonly tmpBytes?: number;
+  readonly workspaceBytes?: number;
+  readonly hostUid?: number;
+  /** How long the sandbox may take to say "up" (default 10 s). */
+  readonly readyMs?: number;
+}
+
+/** What an item's sandbox.json records of its parked sandbox. */
+export interface ParkedInfo {
+  readonly cgroup: RunCgroup;
+  readonly meter_cgroup: string;
+  readonly keeper: { readonly pid: number; readonly start: string };
+  /** The sandbox's first process (the waiter, then the unit) as the host numbers it. */
+  readonly unit_pid: number;
+  /** An empty folder the workspace is bound onto for bwrap, when the host uid cannot reach it. */
+  readonly mountpoint: string | null;
+  /** The folder holding this sandbox's generated /etc and seccomp program (systemFiles). */
+  readonly system: string;
+  readonly provided: Provided;
+  readonly parked_ms: number;
+  /** The cgroup's CPU µs already accounted (at parking, then at each accrual). */
+  cpu_us: string;
+}
+
+/** The control folder and its FIFOs, in the sandbox's system folder (reachable by its uid). */
+function ctlPaths(systemDir: string) {
+  return {
+    ctl: join(systemDir, "ctl"),
+    go: join(systemDir, "ctl", "go"),
+    ready: join(systemDir, "ctl", "ready"),
+  };
+}
+
+/** The files of one item's sandbox. */
+export function parkedPaths(itemDir: string) {
+  return {
+    info: join(itemDir, "sandbox.json"),
+    out: join(itemDir, "stdout"),
+    err: join(itemDir, "stderr"),
+    status: join(itemDir, "status"),
+    workspace: join(itemDir, "workspace"),
+  };
+}
+
+/**
+ * systemFiles writes the generated /etc and the seccomp program of one parked sandbox into a fresh
+ * folder under the host's temporary folder (mode 0755: bwrap, already the sandbox's uid, must reach
+ * /etc): a parked sandbox outlives the process that built it, so these cannot be the per-process
+ * copies `sbx run` shares (removed when that process exits). destroyParked removes the folder.
+ */
+export function systemFiles(user: SandboxUser): { dir: string; etc: string; seccomp: string } {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-pool-system-"));
+  const etc = join(dir, "etc");
+  mkdirSync(etc, { mode: 0o755 });
+  for (const [name, body] of Object.entries(etcFiles(user, "sandbox")))
+    writeFileSync(join(etc, name), body, { mode: 0o644 });
+  const seccomp = join(dir, "seccomp.bpf");
+  writeFileSync(seccomp, seccompProgram(), { mode: 0o644 });
+  chmodSync(dir, 0o755);
+  chmodSync(etc, 0o755);
+  return { dir, etc, seccomp };
+}
+
+/** The start time of `pid` (clock ticks since boot), or null when it is gone or a zombie. */
+export function startTicks(pid: number): string | null {
+  try {
+    const s = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return f[0] === "Z" ? null : (f[19] ?? null);
+  } catch {
+    return null;
+  }
+}
+
+function mkfifo(path: string, mode: number, gid: number): void {
+  const r = spawnSync("mkfifo", ["-m", "600", path], { stdio: "ignore" });
+  if (r.status !== 0) throw new HostError("SandboxFailed", `cannot make the FIFO ${path}`);
+  chownSync(path, 0, gid);
+  chmodSync(path, mode);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** statusField reads a number bwrap reported on its status descriptor (child-pid, exit-code). */
+function statusField(statusFile: string, key: string): number | null {
+  let text = "";
+  try {
+    text = readFileSync(statusFile, "utf8");
+  } catch {
+    return null;
+  }
+  const m = new RegExp(`"${key}"\\s*:\\s*(\\d+)`).exec(text)?.[1];
+  return m === undefined ? null : Number(m);
+}
+
+function tail(path: string, limit = 4000): string {
+  try {
+    const t = readFileSync(path, "utf8");
+    return t.slice(Math.max(0, t.length - limit)).trim();
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * parkSandbox (§15.3) starts the item's sandbox with the waiter as its command, waits until the
+ * waiter says "up" (the sandbox is fully set up), freezes its cgroup and confirms from the kernel
+ * that it is frozen; records it in sandbox.json. Refuses `SandboxUnavailable` where no sandbox can
+ * be built, `SandboxFailed` when it does not come up, `FreezeFailed` when the kernel does not
+ * confirm the freeze; on any refusal, whatever was started is killed and removed.
+ */
+export async function parkSandbox(
+  poolDir: string,
+  itemDir: string,
+  o: ParkOptions = {},
+): Promise<ParkedInfo> {
+  const why = sandboxUnavailableReason();
+  if (why !== null) throw new HostError("SandboxUnavailable", why);
+  const p = parkedPaths(itemDir);
+  const hostUid = o.hostUid ?? DEFAULT_HOST_UID;
+  const user = sandboxUser(o.user);
+  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
+  const tmpBytes = o.tmpBytes ?? DEFAULT_TMP_BYTES;
+  const folder = o.workspaceFolder ?? "/work";
+  if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
+    throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
+  mkdirSync(p.workspace, { recursive: true });
+  const sys = systemFiles(user);
+  const c = ctlPaths(sys.dir);
+  mkdirSync(c.ctl, { mode: 0o750 });
+  chownSync(c.ctl, 0, hostUid);
+  chmodSync(c.ctl, 0o750);
+  mkfifo(c.go, 0o640, hostUid);
+  mkfifo(c.ready, 0o620, hostUid);
+  handWorkspace(p.workspace, hostUid);
+  const mountpoint = reachable(p.workspace, hostUid) ? null : mkdtempSync(join(tmpdir(), "sbx-pool-mnt-"));
+  if (mountpoint !== null) chmodSync(mountpoint, 0o755);
+  const cg = createRunCgroup(`sbx-run-${String(process.pid)}-${randomBytes(6).toString("hex")}`, limits);
+  const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
+  const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
+  const bind = { inside: CLAIM_DIR, writable: false };
+  const bw = bwrapArgs({
+    user,
+    workspaceFolder: folder,
+    hostname: "sandbox",
+    tmpBytes,
+    env,
+    argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
+    binds: [bind],
+  });
+  const argv = launcherArgv(
+    {
+      cgroups: cg.dirs,
+      seccompFile: sys.seccomp,
+      workspace: p.workspace,
+      etc: sys.etc,
+      mountpoint,
+      hostUid,
+      binds: [c.ctl],
+    },
+    bw,
+  );
+  if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
+  const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
+  const files = [p.out, p.err, p.status].map((f) =>
+    openSync(f, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600),
+  );
+  let keeper: ChildProcess | null = null;
+  try {
+    keeper = spawn("/bin/sh", ["-c", '"$@" & wait $!', "sbx-pool-keeper", ...argv], {
+      stdio: ["ignore", files[0], files[1], "ignore", "ignore", "ignore", files[2]],
+      env: {},
+      detached: true,
+    });
+    const kpid = keeper.pid;
+    if (kpid === undefined) throw new HostError("SandboxFailed", "the keeper did not start");
+    keeper.unref();
+    const kstart = startTicks(kpid) ?? "";
+    // Up: the waiter wrote "up" (every mount is final); never parked before that.
+    const deadline = Date.now() + (o.readyMs ?? 10_000);
+    let said = "";
+    const buf = Buffer.alloc(16);
+    while (!said.includes("\n")) {
+      let n = 0;
+      try {
+        n = readSync(ready, buf, 0, buf.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+      }
+      said += buf.subarray(0, n).toString("latin1");
+      if (said.includes("\n")) break;
+      if (statusField(p.status, "exit-code") !== null || startTicks(kpid) === null)
+        throw new HostError("SandboxFailed", `the pooled sandbox ended while starting: ${tail(p.err)}`);
+      if (Date.now() > deadline)
+        throw new HostError("SandboxFailed", "the pooled sandbox did not come up in time");
+      await sleep(5);
+    }
+    if (said !== "up\n") throw new HostError("SandboxFailed", "the waiter said something else than up");
+    const unitPid = statusField(p.status, "child-pid");
+    if (unitPid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
+    // Parked only once the waiter blocks opening `go` (the kernel says wait_for_partner): frozen
+    // earlier, a claim would find no reader and refuse the item.
+    while (!cg.dirs.flatMap(cgroupProcs).some((pid) => wchan(pid) === "wait_for_partner")) {
+      if (Date.now() > deadline)
+        throw new HostError("SandboxFailed", "the waiter did not reach its hand-off in time");
+      await sleep(2);
+    }
+    const t = freezeTarget(cg.v2, cg.dirs);
+    await freezeProcesses(t, cg.dirs);
+    if (!isFrozen(t)) throw new HostError("FreezeFailed", "the kernel does not report the sandbox frozen");
+    const info: ParkedInfo = {
+      cgroup: cg,
+      meter_cgroup: meterCgroup,
+      keeper: { pid: kpid, start: kstart },
+      unit_pid: unitPid,
+      mountpoint,
+      system: sys.dir,
+      provided: {
+        isolated: true,
+        network: "none",
+        limits,
+        hostUid,
+        user,
+        tmpBytes,
+        workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
+        workspaceFolder: folder,
+        binds: [],
+        workspaceReadOnly: false,
+      },
+      parked_ms: Date.now(),
+      cpu_us: readCgroupCpuUs(meterCgroup).toString(),
+    };
+    writeFileSync(p.info, JSON.stringify(info) + "\n", { mode: 0o600 });
+    return info;
+  } catch (e) {
+    if (keeper?.pid !== undefined) killQuiet(keeper.pid);
+    await removeRunCgroup(cg).catch(() => undefined);
+    if (mountpoint !== null) rmSync(mountpoint, { recursive: true, force: true });
+    rmSync(sys.dir, { recursive: true, force: true });
+    throw e;
+  } finally {
+    closeSync(ready);
+    for (const fd of files) closeSync(fd);
+  }
+}
+
+function wchan(pid: number): string {
+  try {
+    return readFileSync(`/proc/${String(pid)}/wchan`, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+function killQuiet(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+/** readParked reads an item's sandbox.json, or null when the item has no parked sandbox. */
+export function readParked(itemDir: string): ParkedInfo | null {
+  const f = parkedPaths(itemDir).info;
+  if (!existsSync(f)) return null;
+  return JSON.parse(readFileSync(f, "utf8")) as ParkedInfo;
+}
+
+/** writeParked records the CPU accounted so far. */
+export function writeParked(itemDir: string, info: ParkedInfo): void {
+  writeFileSync(parkedPaths(itemDir).info, JSON.stringify(info) + "\n", { mode: 0o600 });
+}
+
+/** parkedAlive: the keeper is the same process and the cgroup still holds the sandbox. */
+export function parkedAlive(info: ParkedInfo): boolean {
+  return (
+    startTicks(info.keeper.pid) === info.keeper.start && info.cgroup.dirs.flatMap(cgroupProcs).length > 0
+  );
+}
+
+/** parkedFrozen asks the kernel whether the parked sandbox is frozen now. */
+export function parkedFrozen(info: ParkedInfo): boolean {
+  return isFrozen(freezeTarget(info.cgroup.v2, info.cgroup.dirs));
+}
+
+/** parkedUsage reads what the parked sandbox holds: memory charged to its cgroup and its CPU µs. */
+export function parkedUsage(info: ParkedInfo): { rss: bigint; cpu_us: bigint } | null {
+  if (!parkedAlive(info)) return null;
+  try {
+    return { rss: residentBytes(info.cgroup.dirs) ?? 0n, cpu_us: readCgroupCpuUs(info.meter_cgroup) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * destroyParked ends an item's sandbox (frozen or running): thawed so every process can take its
+ * SIGKILL, the cgroup killed and removed, the keeper ended, the mountpoint removed. Idempotent.
+ */
+export async function destroyParked(itemDir: string): Promise<void> {
+  const info = readParked(itemDir);
+  if (info === null) return;
+  try {
+    await thawProcesses(freezeTarget(info.cgroup.v2, info.cgroup.dirs), 2000);
+  } catch {
+    // gone already, or the kill below reaches it anyway
+  }
+  await removeRunCgroup(info.cgroup).catch(() => undefined);
+  if (startTicks(info.keeper.pid) === info.keeper.start) killQuiet(info.keeper.pid);
+  removeHostFiles(info);
+}
+
+function removeHostFiles(info: ParkedInfo): void {
+  if (info.mountpoint !== null) rmSync(info.mountpoint, { recursive: true, force: true });
+  if (/\/sbx-pool-system-[^/]+$/.test(info.system)) rmSync(info.system, { recursive: true, force: true });
+}
+
+function writeQuiet(path: string, value: string): void {
+  try {
+    writeFileSync(path, value);
+  } catch {
+    // gone
+  }
+}
+
+/**
+ * killParkedNow ends an item's sandbox without waiting (an eviction, which is synchronous): the
+ * cgroup thawed, the keeper and every process in the cgroup sent SIGKILL, the host's files of the
+ * sandbox removed; its emptied cgroups are removed when they can be (else by a later sweep).
+ */
+export function killParkedNow(itemDir: string): void {
+  const info = readParked(itemDir);
+  if (info === null) return;
+  const t = freezeTarget(info.cgroup.v2, info.cgroup.dirs);
+  writeQuiet(
+    join(t.dir, t.kind === "v2" ? "cgroup.freeze" : "freezer.state"),
+    t.kind === "v2" ? "0" : "THAWED",
+  );
+  if (startTicks(info.keeper.pid) === info.keeper.start) killQuiet(info.keeper.pid);
+  if (info.cgroup.v2 !== null) writeQuiet(join(info.cgroup.v2, "cgroup.kill"), "1");
+  for (let i = 0; i < 200; i++) {
+    const left = info.cgroup.dirs.flatMap(cgroupProcs);
+    if (left.length === 0) break;
+    for (const pid of left) killQuiet(pid);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+  }
+  for (const d of [...info.cgroup.dirs].reverse())
+    try {
+      rmdirSync(d);
+    } catch {
+      // still emptying: sweepStale removes it later
+    }
+  removeHostFiles(info);
+}
+
+/** A Readable that follows a file the sandbox writes, from its start, until `end()`. */
+class Follower {
+  readonly stream = new Readable({ read: () => undefined });
+  private readonly fd: number;
+  private pos = 0;
+  private readonly buf = Buffer.alloc(64 * 1024);
+  constructor(path: string) {
+    this.fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  }
+  drain(): void {
+    for (;;) {
+      const n = readSync(this.fd, this.buf, 0, this.buf.length, this.pos);
+      if (n <= 0) return;
+      this.pos += n;
+      this.stream.push(Buffer.from(this.buf.subarray(0, n)));
+    }
+  }
+  end(): void {
+    this.drain();
+    closeSync(this.fd);
+    this.stream.push(null);
+  }
+}
+
+/** What runUnit is handed for a claimed item: a started sandbox whose command waits for `proceed`. */
+export type ClaimedSandbox = Omit<Sandbox, "child"> & {
+  readonly child: { readonly stdin: null; readonly stdout: Readable; readonly stderr: Readable };
+};
+
+/**
+ * claimSandbox (§15.4) hands a claimed item's parked sandbox to runUnit as the run's sandbox. The
+ * unit's argv is written into `go` at once (the sandbox is still frozen: the line waits in the
+ * FIFO); `proceed(true)`, which runUnit calls once its meter and journal are ready, thaws the
+ * cgroup and the waiter execs the argv. `PoolItemLost` when the sandbox is gone, not frozen, or no
+ * waiter reads `go` (the item was never fully parked, or it was tampered with): never a cold start.
+ */
+export function claimSandbox(itemDir: string, argv: readonly string[]): ClaimedSandbox {
+  const info = readParked(itemDir);
+  if (info === null) throw new HostError("PoolItemLost", `${itemDir} has no parked sandbox`);
+  if (!parkedAlive(info)) throw new HostError("PoolItemLost", `the sandbox of ${itemDir} is gone`);
+  const target = freezeTarget(info.cgroup.v2, info.cgroup.dirs);
+  if (!isFrozen(target)) throw new HostError("PoolItemLost", `the sandbox of ${itemDir} is not frozen`);
+  const p = { ...parkedPaths(itemDir), ...ctlPaths(info.system) };
+  const line = Buffer.from(quoteArgv(argv) + "\n", "utf8");
+  if (line.length > 65_536) throw new RangeError("the command line is over 64 KiB");
+  // Frozen, the waiter is not counted as the FIFO's reader (the freezer unwinds its blocked open,
+  // which restarts at thaw), so the host opens `go` read-write: never blocked, never ENXIO. The
+  // line stays in the FIFO while this descriptor is open; it is closed once the unit has ended.
+  const go = openSync(p.go, constants.O_RDWR | constants.O_NOFOLLOW);
+  try {
+    if (!fstatSync(go).isFIFO()) throw new HostError("PoolItemLost", `${p.go} is not a FIFO`);
+    // A FIFO holds 64 KiB: the whole line lands before the thaw.
+    if (writeSync(go, line) !== line.length)
+      throw new HostError("PoolItemLost", `${p.go} took part of the command line`);
+  } catch (e) {
+    closeSync(go);
+    throw e;
+  }
+  const out = new Follower(p.out);
+  const err = new Follower(p.err);
+  // Set by proceed (runUnit calls it once its meter and journal are ready).
+  const st: { thawed: Promise<void> | null } = { thawed: null };
+  const kill = () => killRunCgroup(info.cgroup).catch(() => undefined);
+  const done = (async (): Promise<SandboxExit> => {
+    let code: number | null = null;
+    for (;;) {
+      out.drain();
+      err.drain();
+      code = statusField(p.status, "exit-code");
+      if (code !== null || info.cgroup.dirs.flatMap(cgroupProcs).length === 0) break;
+      await sleep(st.thawed === null ? 20 : 5);
+    }
+    await st.thawed?.catch(() => undefined);
+    const hits = limitHits(info.cgroup);
+    await kill();
+    closeSync(go);
+    out.end();
+    err.end();
+    const disk = workspaceBytes(p.workspace) > info.provided.workspaceBytes;
+    return { code, signal: null, started: true, setupFailed: false, hits: { ...hits, disk } };
+  })();
+  return {
+    child: { stdin: null, stdout: out.stream, stderr: err.stream },
+    meterCgroup: info.meter_cgroup,
+    cgroup: info.cgroup,
+    provided: info.provided,
+    unitPid: Promise.resolve(info.unit_pid),
+    done,
+    release: async () => {
+      await removeRunCgroup(info.cgroup);
+      if (startTicks(info.keeper.pid) === info.keeper.start) killQuiet(info.keeper.pid);
+      removeHostFiles(info);
+    },
+    ready: Promise.resolve(false),
+    proceed(goOn) {
+      if (st.thawed !== null) return;
+      if (!goOn) {
+        st.thawed = Promise.resolve();
+        void kill();
+        return;
+      }
+      st.thawed = thawProcesses(target).catch(async (e: unknown) => {
+        await kill();
+        throw e;
+      });
+    },
+    signal(sig) {
+      // As startSandbox does: a graceful stop spares bwrap's monitor (the keeper's child), which
+      // would otherwise take the unit down with SIGKILL (--die-with-parent).
+      for (const pid of new Set(info.cgroup.dirs.flatMap(cgroupProcs)))
+        if (sig === "SIGKILL" || !isLauncher(pid, info.keeper.pid)) killQuietSig(pid, sig);
+    },
+  };
+}
+
+function isLauncher(pid: number, keeper: number): boolean {
+  try {
+    const s = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2).split(" ")[1] === String(keeper);
+  } catch {
+    return false;
+  }
+}
+
+function killQuietSig(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone
+  }
+}
