@@ -14,19 +14,13 @@ import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { faultPoint, type FileStore } from "@sbx/host/store";
 import { restoreSnapshot, snapshotDir } from "@sbx/host/snapshot";
-import {
-  checkEnvironment,
-  hostOffer,
-  idleEnergy,
-  NO_MANIFEST,
-  readVerifiedRun,
-  takeRunLock,
-} from "@sbx/host/durable";
+import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo } from "./paths.ts";
 import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { policyOfRun } from "./governed.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -88,6 +82,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
         `this host does not satisfy manifest ${ref.manifest}: ${sat.code} ${JSON.stringify(sat.mismatches)}`,
       );
     const unit = await readUnit(r.store, rec.unitId);
+    // §5.5.5: the run's exec policy gates the resumed sandbox too, or the resume is refused.
+    const gated = await policyOfRun(r.store, unit, vr);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
     const { offered, bytes } = restoreOffered(r.store, ref, ws);
     writeInfo(paths, { workspace: ws });
@@ -111,7 +107,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
       unitId: rec.unitId,
       grantsId: rec.grantsId,
       manifest: unit.manifest,
-      policy: vr.policy ?? NO_MANIFEST,
+      policy: gated.policy,
+      ...(gated.execPolicy !== undefined ? { execPolicy: gated.execPolicy } : {}),
       hostKey: r.hostKey,
       sandbox: { ...r.sandbox, workspace: ws },
       chain: vr.chain,

@@ -13,6 +13,8 @@ import { openRunStore } from "../../../runstore.ts";
 import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { storePolicy } from "./governed.ts";
+import type { RunGate } from "../run-gate.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
 
@@ -31,6 +33,8 @@ export interface DurableRunInput {
   readonly grantsId: Digest;
   readonly policy: Digest;
   readonly maxLevel?: Level;
+  /** --exec-policy FILE: every interval gated (§5.5.5), the policy named by the unit (governed.ts). */
+  readonly gate?: RunGate | null;
 }
 
 const NOT_DURABLE = ["unsandboxed", "watch", "out", "json", "timeout-ms"];
@@ -51,7 +55,8 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       `this host does not satisfy manifest ${d.manifest}: ${JSON.stringify(sat.mismatches)}`,
     );
   const nonce = randomBytes(16).toString("hex");
-  const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels: { nonce } });
+  const labels = { nonce, ...(await storePolicy(store, d.gate ?? null)) };
+  const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels });
   const uid = unitId(unit);
   if ((await store.putObject(canonicalBytes(unit))) !== uid)
     throw new Error("unit stored under another address");
@@ -79,6 +84,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       paths,
       lock,
       ...(d.maxLevel !== undefined ? { maxLevel: d.maxLevel } : {}),
+      ...(d.gate ? { execPolicy: d.gate.execPolicy } : {}),
       onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
       say: (l) => io.err(`sbx: ${l}`),
     });
