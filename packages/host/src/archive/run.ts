@@ -24,6 +24,7 @@ import { HostError } from "../errors.ts";
 import type { FileStore } from "../store/filestore.ts";
 import { storeObjects } from "../store/verifyfiles.ts";
 import { readArchive, writeArchive, type ArchiveMember } from "./tar.ts";
+import { unitCitesOf } from "../durable/cited.ts";
 
 /** The format member's name. */
 export const RUN_ARCHIVE_FORMAT = "sandbox.runarchive/1";
@@ -58,6 +59,11 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
   const unit = run.record!.unitId;
   const descriptor = run.objects.plain.includes(unit) ? null : store.getObjectSync(unit);
   if (descriptor !== null) members.push({ name: `objects/${hexOf(unit)}`, data: descriptor });
+  // What the unit's labels name (its exec policy, its grant chain: durable/cited.ts) goes too.
+  for (const a of unitCitesOf(descriptor ?? store.getObjectSync(unit))) {
+    const b = run.objects.plain.includes(a) ? null : store.getObjectSync(a);
+    if (b !== null) members.push({ name: `objects/${hexOf(a)}`, data: b });
+  }
   for (const a of run.objects.signed)
     members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
   return writeArchive(members);
@@ -136,6 +142,7 @@ export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): Op
     throw new HostError("ArchiveIncomplete", `the archive lacks ${run.missing.join(", ")}`);
   // Referenced: every object the run cites, and the unit descriptor named by the record's unit id.
   const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed, run.record!.unitId]);
+  for (const a of unitCitesOf(o.plain.get(run.record!.unitId))) used.add(a);
   for (const a of [...o.plain.keys(), ...o.signed.keys()])
     if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
   return { id, record, run, plain: o.plain, signed: o.signed };

@@ -11,3 +11,8 @@ export type { RunLock } from "./lock.ts";
 export { readVerifiedRun } from "./record.ts";
 export type { VerifiedRun } from "./record.ts";
 export { hostOffer, checkEnvironment, storeManifest, NO_MANIFEST } from "./environment.ts";
+export { unitCites, unitCitesOf, EXEC_POLICY_LABEL, GRANT_CHAIN_LABEL } from "./cited.ts";
+export { IntervalJournal, attachLiveGate } from "./gated.ts";
+export type { HeldGate, LiveGateOptions } from "./gated.ts";
+export { watchInterval } from "./livecheck.ts";
+export type { IntervalWatch } from "./livecheck.ts";

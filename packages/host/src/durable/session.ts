@@ -12,6 +12,7 @@ import {
   type MadeReceipt,
 } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
+import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
@@ -21,6 +22,9 @@ import { digestFile, resolveInSandbox } from "../run/program.ts";
 import { StreamRecorder } from "../run/stdio.ts";
 import { journalWrites, scanFiles } from "../run/files.ts";
 import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type FreezeTarget } from "./freezer.ts";
+import { attachLiveGate, IntervalJournal, type HeldGate, type LiveGateOptions } from "./gated.ts";
+import { watchInterval, type IntervalWatch } from "./livecheck.ts";
+import type { LiveCheck } from "../run/run.ts";
 
 /** What a live sandbox needs: the unit, its ids and addresses, the host key, the energy chain so far. */
 export interface LiveOptions {
@@ -35,6 +39,11 @@ export interface LiveOptions {
   readonly energyChain: EnergyChainState;
   readonly maxLevel?: Level;
   readonly onOutput?: (stream: "stdout" | "stderr", data: Buffer) => void;
+  /** The exec policy (address `policy`) every interval is gated by (§5.5.5): ./gated.ts. */
+  readonly execPolicy?: ExecPolicy;
+  readonly gateOptions?: LiveGateOptions["gateOptions"];
+  /** A live check of each interval (a grant's budget, jcp §4.3): ./livecheck.ts. */
+  readonly live?: LiveCheck;
 }
 
 /** One sealed interval: the signed attestation and receipt, ready to be stored and cited. */
@@ -68,6 +77,9 @@ export class LiveSandbox {
   #open: Open | null = null;
   #frozen = false;
   #released = false;
+  #gate: HeldGate | null = null;
+  #gateJournal: IntervalJournal | null = null;
+  #watch: IntervalWatch | null = null;
   /** The sandbox's end, as startSandbox reports it. */
   readonly done: Promise<SandboxExit>;
 
@@ -95,25 +107,38 @@ export class LiveSandbox {
     if ("error" in prog)
       throw new HostError("SandboxFailed", `cannot start ${o.argv[0] ?? ""}: ${prog.error}`);
     const before = scanFiles(o.sandbox.workspace);
-    const sb = startSandbox(o.argv, o.sandbox, "ignore");
+    const gated = o.execPolicy !== undefined;
+    const sb = startSandbox(o.argv, gated ? { ...o.sandbox, gated } : o.sandbox, "ignore");
     const pid = await sb.unitPid;
     if (pid === null) {
+      if (gated) sb.proceed(false);
       await sb.done;
       await sb.release();
       throw new HostError("SandboxFailed", "bwrap reported no process");
     }
-    let live: LiveSandbox;
+    let live: LiveSandbox | null = null;
     try {
       live = new LiveSandbox(o, sb, pid);
+      const journal = new Journal();
+      journal.append({ type: "process.start", pid, argv: [...o.argv], binary: digestFile(prog.path) });
+      live.#begin(journal, before);
+      if (o.execPolicy !== undefined) {
+        const self = live;
+        self.#gateJournal = new IntervalJournal(() => self.#openJournal());
+        live.#gate = await attachLiveGate(sb, {
+          policy: o.execPolicy,
+          pid,
+          journal: self.#gateJournal,
+          ...(o.gateOptions !== undefined ? { gateOptions: o.gateOptions } : {}),
+        });
+      }
     } catch (e) {
+      if (live !== null) live.#abandon();
       sb.signal("SIGKILL");
       await sb.done;
       await sb.release();
       throw e;
     }
-    const journal = new Journal();
-    journal.append({ type: "process.start", pid, argv: [...o.argv], binary: digestFile(prog.path) });
-    live.#begin(journal, before);
     return live;
   }
 
@@ -133,13 +158,35 @@ export class LiveSandbox {
     return this.#frozen;
   }
 
+  #openJournal(): Journal | null {
+    return this.#open?.journal ?? null;
+  }
+
+  // A start that failed after its first interval opened: the watch and the meter end unsealed.
+  #abandon(): void {
+    this.#watch?.stop();
+    this.#open?.meter.stop();
+    this.#open = null;
+  }
+
   #begin(journal: Journal, before: Map<string, string>): void {
+    this.#gateJournal?.flushInto(journal);
     const meter = startMeter({ cgroup: this.#sb.meterCgroup });
     const out = {
       stdout: new StreamRecorder(journal, "stdout"),
       stderr: new StreamRecorder(journal, "stderr"),
     };
     this.#open = { journal, meter, before, out };
+    this.#watch =
+      this.#o.live === undefined
+        ? null
+        : watchInterval(
+            this.#o.live,
+            () => meter.peek(),
+            (s) => {
+              this.#sb.signal(s);
+            },
+          );
   }
 
   /** suspend (§13) freezes every process of the sandbox, then seals the interval citing `head`. */
@@ -148,16 +195,24 @@ export class LiveSandbox {
       throw new HostError("RunNotLive", "no active interval to suspend");
     await freezeProcesses(this.#freeze, this.#sb.cgroup.dirs);
     this.#frozen = true;
-    return this.#seal(head, { status: "signaled", signal: "SIGSTOP" }, null);
+    return this.#seal(head, { status: "signaled", signal: "SIGSTOP" }, null, this.#gate?.alive() === true);
   }
 
   /** thaw (§13) lets the frozen processes run again and opens the next interval. */
   async thaw(): Promise<void> {
     if (!this.#frozen || this.#released) throw new HostError("RunNotLive", "the sandbox is not frozen");
     const before = scanFiles(this.#o.sandbox.workspace);
-    await thawProcesses(this.#freeze);
-    this.#frozen = false;
+    // The interval opens first, so a decision of the gate right after the thaw has a journal.
     this.#begin(new Journal(), before);
+    try {
+      await thawProcesses(this.#freeze);
+    } catch (e) {
+      this.#open?.meter.stop();
+      this.#watch?.stop();
+      this.#open = null;
+      throw e;
+    }
+    this.#frozen = false;
   }
 
   /**
@@ -167,20 +222,25 @@ export class LiveSandbox {
   async finish(headNow: () => Digest): Promise<SealedInterval | null> {
     const exit = await this.#sb.done;
     if (this.#open === null) return null;
+    const held = this.#gate === null ? false : await this.#gate.ended;
     const code = exit.code;
-    const outcome: Outcome =
+    // 128+15 is read as SIGTERM only where the host sent one (a live check stopped the unit).
+    const stopped = this.#watch?.stoppedFor() ?? null;
+    const ended: Outcome =
       code === null
         ? { status: "signaled", signal: exit.signal ?? "SIGKILL" }
-        : code > 128 && code - 128 === 9
-          ? { status: "signaled", signal: "SIGKILL" }
+        : code === 128 + 9 || (code === 128 + 15 && stopped !== null)
+          ? { status: "signaled", signal: code === 128 + 9 ? "SIGKILL" : "SIGTERM" }
           : { status: "exited", exit_code: code };
-    return this.#seal(headNow(), outcome, outcome.status === "exited" ? exit.code : null);
+    const outcome: Outcome = stopped !== null ? { ...ended, stopped } : ended;
+    return this.#seal(headNow(), outcome, outcome.status === "exited" ? exit.code : null, held);
   }
 
-  #seal(head: Digest, outcome: Outcome, code: number | null): SealedInterval {
+  #seal(head: Digest, outcome: Outcome, code: number | null, gateHeld = false): SealedInterval {
     const open = this.#open;
     if (open === null) throw new HostError("RunNotLive", "no open interval");
     this.#open = null;
+    this.#watch?.stop();
     const reading = open.meter.stop();
     open.out.stdout.finish();
     open.out.stderr.finish();
@@ -202,7 +262,7 @@ export class LiveSandbox {
         attested: true,
         journaled: true,
         snapshots: true,
-        processControl: false,
+        processControl: gateHeld,
         auditChain: false,
       }),
       this.#o.maxLevel,
@@ -240,6 +300,7 @@ export class LiveSandbox {
     if (this.#released) return;
     this.#released = true;
     await this.kill();
+    this.#gate?.stop();
     removeFreezer(this.#freeze);
     await this.#sb.release();
   }

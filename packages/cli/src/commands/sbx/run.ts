@@ -236,6 +236,10 @@ ${GRANT_HELP}
                    act on it while this command supervises its sandbox (implied by --store and
                    --detach); the key defaults to the store's host-key.pem; Ctrl-C parks the
                    run (as sbx suspend --release) instead of losing the interval
+                   With --exec-policy every interval is gated, the first and each resumed one;
+                   the policy is stored and named by the unit (label exec_policy), so a resume
+                   here or on another host applies it, or is refused (ObjectMissing,
+                   ObjectMismatch, GateUnavailable)
   --store DIR      the run store of a durable run (default $SBX_STORE, else ~/.local/share/sbx)
   --detach         a durable run supervised in the background: print the run id and return
 exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start, 2 usage error`,
@@ -287,11 +291,9 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const gate = gateOpt(values["exec-policy"], values.steward, policyFlag, values.unsandboxed !== true);
     const policy = gate?.policy ?? policyFlag ?? NONE;
     const durable = isDurable(values);
-    // Fail closed: a durable run does not yet apply an exec gate or a grant, so it refuses them.
-    if (durable && (gate !== null || values.grant !== undefined))
-      throw new UsageError(
-        "a durable run (--durable, --store, --detach) takes neither --exec-policy nor --grant yet",
-      );
+    // Fail closed: a durable run does not yet apply a grant, so it refuses one.
+    if (durable && values.grant !== undefined)
+      throw new UsageError("a durable run (--durable, --store, --detach) does not take --grant yet");
     // Last, once every other flag is valid: it may create the default workspace.
     const plain = sandboxOpts(values);
     const sandbox =
@@ -308,6 +310,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
           manifest,
           grantsId,
           policy,
+          gate,
           ...(maxLevel ? { maxLevel } : {}),
           ...(fromFile ? { pinned: fromFile } : {}),
         },

@@ -18,7 +18,6 @@ import {
   checkEnvironment,
   hostOffer,
   idleEnergy,
-  NO_MANIFEST,
   readVerifiedRun,
   takeRunLock,
 } from "@sbx/host/durable";
@@ -28,6 +27,7 @@ import { runPaths, writeInfo } from "./paths.ts";
 import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { durableImageSandbox } from "./image.ts";
+import { policyOfRun } from "./governed.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -93,6 +93,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     // §13.4, §14.9.7 The pinned image, checked by its bytes before anything is restored.
     const sandbox = await durableImageSandbox(r.store, ref.manifest, r.images, r.sandbox, true);
     const unit = await readUnit(r.store, rec.unitId);
+    // §5.5.5: the run's exec policy gates the resumed sandbox too, or the resume is refused.
+    const gated = await policyOfRun(r.store, unit, vr);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
     const { offered, bytes } = await restoreOffered(r.store, ref, ws);
     writeInfo(paths, { workspace: ws });
@@ -116,7 +118,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
       unitId: rec.unitId,
       grantsId: rec.grantsId,
       manifest: unit.manifest,
-      policy: vr.policy ?? NO_MANIFEST,
+      policy: gated.policy,
+      ...(gated.execPolicy !== undefined ? { execPolicy: gated.execPolicy } : {}),
       hostKey: r.hostKey,
       sandbox: { ...sandbox, workspace: ws },
       chain: vr.chain,

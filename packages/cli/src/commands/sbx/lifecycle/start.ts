@@ -15,6 +15,8 @@ import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { storePolicy } from "./governed.ts";
+import type { RunGate } from "../run-gate.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
 
@@ -35,6 +37,8 @@ export interface DurableRunInput {
   readonly maxLevel?: Level;
   /** §14.9 The manifest of `--manifest FILE` (its image already applied to `sandbox`). */
   readonly pinned?: Manifest;
+  /** --exec-policy FILE: every interval gated (§5.5.5), the policy named by the unit (governed.ts). */
+  readonly gate?: RunGate | null;
 }
 
 const NOT_DURABLE = ["unsandboxed", "watch", "out", "json", "timeout-ms"];
@@ -61,7 +65,8 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       ? d.sandbox
       : await durableImageSandbox(store, d.manifest, d.values.images as string | undefined, d.sandbox, false);
   const nonce = randomBytes(16).toString("hex");
-  const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels: { nonce } });
+  const labels = { nonce, ...(await storePolicy(store, d.gate ?? null)) };
+  const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels });
   const uid = unitId(unit);
   if ((await store.putObject(canonicalBytes(unit))) !== uid)
     throw new Error("unit stored under another address");
@@ -89,6 +94,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       paths,
       lock,
       ...(d.maxLevel !== undefined ? { maxLevel: d.maxLevel } : {}),
+      ...(d.gate ? { execPolicy: d.gate.execPolicy } : {}),
       onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
       say: (l) => io.err(`sbx: ${l}`),
     });

@@ -13,6 +13,8 @@ import type { CloseOutcome, SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import type { Level } from "@sbx/sandbox-attest/unit";
+import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
+import type { LiveCheck } from "@sbx/host/run";
 import { HostError } from "@sbx/host";
 import { faultPoint } from "@sbx/host/store";
 import type { SandboxOptions } from "@sbx/host/sandbox";
@@ -50,6 +52,23 @@ export interface SupervisorInit {
   readonly onOutput?: (stream: "stdout" | "stderr", data: Buffer) => void;
   /** Told each thing the supervisor did, as one line. */
   readonly say: (line: string) => void;
+  /** The exec policy every interval is gated by (§5.5.5; its address is `policy`). */
+  readonly execPolicy?: ExecPolicy;
+  /** The hooks of a run under grants (jcp §4.3–§4.7): ./granted.ts. */
+  readonly governance?: Governance;
+}
+
+/** What a run under grants adds to its supervisor: a live check, and a word at each step. */
+export interface Governance {
+  readonly live?: LiveCheck;
+  /** After an executed segment is appended: debit it (citing its attestation). */
+  recorded(sealed: SealedInterval, head: Digest): Promise<void>;
+  /** Before a resumed segment is appended: refuse (throw) a run whose grant no longer allows it. */
+  mayResume(): Promise<void>;
+  /** After the resumed segment is appended: debit the idle energy (citing the segment). */
+  resumed(head: Digest, idle_uj: bigint): Promise<void>;
+  /** After the suspended segment is appended: record the agent's checkpoint (jcp §4.7). */
+  suspended(head: Digest, fsRoot: Digest): Promise<void>;
 }
 
 interface Parked {
@@ -101,6 +120,8 @@ export class Supervisor {
       energyChain: i.chain,
       ...(i.maxLevel !== undefined ? { maxLevel: i.maxLevel } : {}),
       ...(i.onOutput !== undefined ? { onOutput: i.onOutput } : {}),
+      ...(i.execPolicy !== undefined ? { execPolicy: i.execPolicy } : {}),
+      ...(i.governance?.live !== undefined ? { live: i.governance.live } : {}),
     });
     const s = new Supervisor(i, live);
     try {
@@ -168,6 +189,7 @@ export class Supervisor {
     });
     this.#lastSealed = sealed;
     this.#i.say(`executed ${sealed.address} (${sealed.receipt.receipt.total_uj} µJ, ${outcomeText(sealed)})`);
+    await this.#i.governance?.recorded(sealed, this.#head);
   }
 
   // The processes ended by themselves: seal and record their last interval, unless it was sealed.
@@ -218,6 +240,7 @@ export class Supervisor {
       at_ms: atMs,
     });
     this.#parked = { ref, atMs, resident, bytes: BigInt(snap.bytes) };
+    await this.#i.governance?.suspended(this.#head, snap.fs_root);
     this.#i.say(
       `suspended: snapshot ${snap.fs_root} (${snap.files} files, ${snap.bytes} bytes)${release ? ", released" : ", processes frozen"}`,
     );
@@ -244,6 +267,7 @@ export class Supervisor {
     const p = this.#parked;
     if (p === null || this.#released) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
     await readVerifiedRun(this.#i.store, this.#i.id);
+    await this.#i.governance?.mayResume();
     const now = await snapshotRun(this.#i.store, this.#i.sandbox.workspace);
     const offered: SnapshotRef = { fs_root: now.fs_root, manifest: p.ref.manifest };
     const sat = await checkEnvironment(this.#i.store, p.ref.manifest, hostOffer(this.#i.store.root));
@@ -262,6 +286,7 @@ export class Supervisor {
     });
     faultPoint("durable:resumed-appended");
     this.#parked = null;
+    await this.#i.governance?.resumed(this.#head, BigInt(idle.uj));
     await this.#live.thaw();
     this.#i.say(
       `resumed: thawed after ${atMs - p.atMs} ms parked; idle ${idle.uj} µJ estimated (${idle.source})`,
