@@ -11,11 +11,11 @@ import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { HostError } from "@sbx/host";
 import { gateUnavailableReason } from "@sbx/host/gate";
 import { EXEC_POLICY_LABEL, NO_MANIFEST, type VerifiedRun } from "@sbx/host/durable";
-import type { FileStore } from "@sbx/host/store";
+import type { RunStore } from "../../../runstore.ts";
 import type { RunGate } from "../run-gate.ts";
 
 /** storePolicy stores a gated run's policy and returns the unit labels that name it. */
-export async function storePolicy(store: FileStore, gate: RunGate | null): Promise<Record<string, string>> {
+export async function storePolicy(store: RunStore, gate: RunGate | null): Promise<Record<string, string>> {
   if (gate === null) return {};
   if ((await store.putObject(canonicalBytes(gate.execPolicy))) !== gate.policy)
     throw new Error("exec policy stored under another address");
@@ -35,7 +35,7 @@ export interface RunPolicy {
  * host cannot gate. A unit naming none keeps the address its attestations state (ungated).
  */
 export async function policyOfRun(
-  store: FileStore,
+  store: RunStore,
   unit: UnitDescriptor,
   vr: VerifiedRun,
 ): Promise<RunPolicy> {

@@ -11,7 +11,7 @@ import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { checkPinnedImage, imageRunOptions } from "@sbx/host/image";
 import { NO_MANIFEST, storeManifest } from "@sbx/host/durable";
-import type { FileStore } from "@sbx/host/store";
+import type { RunStore } from "../../../runstore.ts";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { openImages } from "../../../images.ts";
@@ -21,14 +21,14 @@ import { openImages } from "../../../images.ts";
  * run store under its address, before the run is created: the record cites it (§13.2 snapshots) and
  * a resuming host reads it back from there.
  */
-export async function storeRunManifest(store: FileStore, m: Manifest | null): Promise<void> {
+export async function storeRunManifest(store: RunStore, m: Manifest | null): Promise<void> {
   if (m === null) return;
   const at = await storeManifest(store, m);
   if (at !== m.address) throw new Error(`manifest ${m.address} was stored under ${at}`);
 }
 
 /** runEnvironment reads the manifest `address` of a run back from its store (null: no manifest). */
-async function runEnvironment(store: FileStore, address: Digest): Promise<ManifestEnvironment | null> {
+async function runEnvironment(store: RunStore, address: Digest): Promise<ManifestEnvironment | null> {
   if (address === NO_MANIFEST) return null;
   const bytes = await store.getObject(address);
   if (bytes === null)
@@ -46,7 +46,7 @@ type Base = Omit<SandboxOptions, "workspace">;
  * else the refusal's code. `images` is the image store (`--images`, else `images/` in the run store).
  */
 export async function durableImageSandbox<T extends Base>(
-  store: FileStore,
+  store: RunStore,
   address: Digest,
   images: string | undefined,
   base: T,
