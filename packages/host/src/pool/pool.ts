@@ -213,6 +213,23 @@ export interface Claimed {
  */
 export function claimPoolItem(
   dir: string,
+  o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number; busyMs?: number },
+): Claimed {
+  // Concurrent claimants take turns: a claim that finds the lock held waits (up to busyMs, default
+  // 10 s) and then decides from the ledger as it is by then, so a loser takes the next item, or is
+  // told PoolEmpty, instead of a bare PoolBusy.
+  const deadline = Date.now() + (o.busyMs ?? 10_000);
+  for (;;)
+    try {
+      return claimOnce(dir, o);
+    } catch (e) {
+      if (!(e instanceof HostError && e.code === "PoolBusy") || Date.now() > deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2 + Math.floor(Math.random() * 8));
+    }
+}
+
+function claimOnce(
+  dir: string,
   o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number },
 ): Claimed {
   return withLock(poolPaths(dir).lock, () => {
