@@ -235,8 +235,12 @@ function claimOnce(
   return withLock(poolPaths(dir).lock, () => {
     const s = openPoolDir(dir);
     const item = pickResident(s, o.item);
-    accrueTo(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms), o.key);
-    append(dir, s, [claimBody(s, item, o.unit, o.grants)], o.key);
+    // The residency up to now and the claim go in one write and one fsync: the claim is committed
+    // with the residency it carries, or neither is.
+    const { body } = residencyNow(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms));
+    const envs = body ? [appendEntry(s, body, o.key)] : [];
+    envs.push(appendEntry(s, claimBody(s, item, o.unit, o.grants), o.key));
+    appendLines(poolPaths(dir).ledger, envs);
     const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
     const idle = readIdle(poolPaths(dir).proc(item));
     if (idle) stopIdle(idle.pid);
