@@ -5,8 +5,9 @@
 // (or the cold run) began. Claim: the ledger's claim appended and synced, the argv handed over, the
 // meter and journal started, the sandbox thawed, the waiter's exec. Rounds are interleaved (one
 // claim, one cold run), so a busy machine slows both alike; medians are printed, with the ratio
-// cold/claim. Also each path's whole interval (start to attested), and the provisioning of an item
-// (parking a sandbox), which the claim does not pay.
+// cold/claim. Also each path's whole interval (start to attested), the claim's parts (the ledger
+// step; the thaw to the first instruction), and the provisioning of an item (parking a sandbox),
+// which the claim does not pay.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,15 +52,28 @@ export default async function bench(): Promise<void> {
     const warm: number[] = [];
     const cold: number[] = [];
     const warmAll: number[] = [];
+    const ledger: number[] = [];
+    const handoff: number[] = [];
     const coldAll: number[] = [];
     for (let i = 0; i <= ROUNDS; i++) {
       const t0 = nowNs();
       const h0 = process.hrtime.bigint();
       const c = claimPoolItem(dir, { unit: id, grants, key });
+      const claimedAt = nowNs();
+      const at = { proceed: 0n };
       const r = await runUnit({
         ...common,
         sandbox: { workspace: c.workspace },
-        startSandbox: (a) => claimSandbox(c.itemDir, a),
+        startSandbox: (a) => {
+          const sb = claimSandbox(c.itemDir, a);
+          return {
+            ...sb,
+            proceed: (go: boolean) => {
+              at.proceed = nowNs();
+              sb.proceed(go);
+            },
+          };
+        },
         extraComponents: c.components,
       });
       const warmTotal = Number(process.hrtime.bigint() - h0) / 1e6;
@@ -71,6 +85,8 @@ export default async function bench(): Promise<void> {
       if (q.outcome.status !== "exited" || q.outcome.exit_code !== 0) throw new Error("cold run failed");
       if (i === 0) continue; // warm-up round
       warm.push(firstInstructionMs(r.stdout, t0));
+      ledger.push(Number(claimedAt - t0) / 1e6);
+      handoff.push(firstInstructionMs(r.stdout, at.proceed));
       cold.push(firstInstructionMs(q.stdout, t1));
       warmAll.push(warmTotal);
       coldAll.push(coldTotal);
@@ -91,6 +107,8 @@ export default async function bench(): Promise<void> {
       median(coldAll) / median(warmAll),
       "faster than cold",
     );
+    row("  of which: the ledger claim (lock, verify, fsync)", ms(median(ledger)));
+    row("  of which: thaw → first instruction", ms(median(handoff)));
     row("provisioning one item (parked sandbox)", ms(provisionMs));
   } finally {
     await destroyPoolDir(dir, key).catch(() => undefined);
