@@ -5,7 +5,10 @@
 // The hand-off (§15.4). The item's control folder `ctl/` is bound read-only at /.sbx-claim and holds
 // two FIFOs, both owned by root with the sandbox's host gid:
 //   ready (0620)  the waiter writes "up" once the sandbox is set up (its mounts are final);
-//   go    (0640)  the waiter then blocks reading it; only the host can write it.
+//   go    (0660)  the waiter then holds it open (read-write, so the FIFO lives while it is frozen)
+//                 and blocks reading one line. Outside the sandbox only the host reaches it; inside,
+//                 nothing but the waiter runs before the claim, and the unit's own writes after it
+//                 reach no one (the waiter has read its line and closed it).
 // A claim writes one line, the unit's argv quoted for the shell, into `go` and thaws the cgroup; the
 // waiter reads it and execs the argv in place (same process, same namespaces, same cgroup). Nothing
 // of the host's is in the line but the argv. The sandbox's stdout and stderr are files in the item's
@@ -28,9 +31,11 @@ import {
   mkdtempSync,
   openSync,
   readFileSync,
+  readdirSync,
   readSync,
   rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -77,7 +82,7 @@ const WAITER = [
   "nl='",
   "'",
   `printf 'up\\n' >${CLAIM_DIR}/ready || exit 125`,
-  `exec 3<${CLAIM_DIR}/go || exit 125`,
+  `exec 3<>${CLAIM_DIR}/go || exit 125`,
   "IFS= read -r req <&3 || exit 125",
   "exec 3<&-",
   '[ -n "$req" ] || exit 125',
@@ -233,7 +238,7 @@ export async function parkSandbox(
   mkdirSync(c.ctl, { mode: 0o750 });
   chownSync(c.ctl, 0, hostUid);
   chmodSync(c.ctl, 0o750);
-  mkfifo(c.go, 0o640, hostUid);
+  mkfifo(c.go, 0o660, hostUid);
   mkfifo(c.ready, 0o620, hostUid);
   handWorkspace(p.workspace, hostUid);
   const mountpoint = reachable(p.workspace, hostUid) ? null : mkdtempSync(join(tmpdir(), "sbx-pool-mnt-"));
@@ -301,9 +306,10 @@ export async function parkSandbox(
     if (said !== "up\n") throw new HostError("SandboxFailed", "the waiter said something else than up");
     const unitPid = statusField(p.status, "child-pid");
     if (unitPid === null) throw new HostError("SandboxFailed", "bwrap reported no process");
-    // Parked only once the waiter blocks opening `go` (the kernel says wait_for_partner): frozen
-    // earlier, a claim would find no reader and refuse the item.
-    while (!cg.dirs.flatMap(cgroupProcs).some((pid) => wchan(pid) === "wait_for_partner")) {
+    // Parked only once the waiter holds `go` open (the kernel lists it among its descriptors): from
+    // then on the FIFO has a reader, frozen or not, so a claim's line is kept for it.
+    const goId = statSync(c.go);
+    while (!cg.dirs.flatMap(cgroupProcs).some((pid) => holds(pid, goId))) {
       if (Date.now() > deadline)
         throw new HostError("SandboxFailed", "the waiter did not reach its hand-off in time");
       await sleep(2);
@@ -347,12 +353,19 @@ export async function parkSandbox(
   }
 }
 
-function wchan(pid: number): string {
+/** holds: whether process `pid` has a descriptor open on the file `f` (same device and inode). */
+function holds(pid: number, f: { dev: number; ino: number }): boolean {
+  const fds = `/proc/${String(pid)}/fd`;
+  let names: string[];
   try {
-    return readFileSync(`/proc/${String(pid)}/wchan`, "utf8").trim();
+    names = readdirSync(fds);
   } catch {
-    return "";
+    return false;
   }
+  return names.some((n) => {
+    const st = statSync(join(fds, n), { throwIfNoEntry: false });
+    return st !== undefined && st.dev === f.dev && st.ino === f.ino;
+  });
 }
 
 function killQuiet(pid: number): void {
@@ -502,18 +515,21 @@ export function claimSandbox(itemDir: string, argv: readonly string[]): ClaimedS
   const p = { ...parkedPaths(itemDir), ...ctlPaths(info.system) };
   const line = Buffer.from(quoteArgv(argv) + "\n", "utf8");
   if (line.length > 65_536) throw new RangeError("the command line is over 64 KiB");
-  // Frozen, the waiter is not counted as the FIFO's reader (the freezer unwinds its blocked open,
-  // which restarts at thaw), so the host opens `go` read-write: never blocked, never ENXIO. The
-  // line stays in the FIFO while this descriptor is open; it is closed once the unit has ended.
-  const go = openSync(p.go, constants.O_RDWR | constants.O_NOFOLLOW);
+  // The waiter holds `go` open, so a non-blocking open for writing finds its reader (ENXIO: none,
+  // the item is broken) and the line waits in the FIFO until the thaw.
+  let go: number;
+  try {
+    go = openSync(p.go, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (e) {
+    throw new HostError("PoolItemLost", `no waiter holds ${p.go}`, { cause: e });
+  }
   try {
     if (!fstatSync(go).isFIFO()) throw new HostError("PoolItemLost", `${p.go} is not a FIFO`);
     // A FIFO holds 64 KiB: the whole line lands before the thaw.
     if (writeSync(go, line) !== line.length)
       throw new HostError("PoolItemLost", `${p.go} took part of the command line`);
-  } catch (e) {
+  } finally {
     closeSync(go);
-    throw e;
   }
   const out = new Follower(p.out);
   const err = new Follower(p.err);
@@ -532,7 +548,6 @@ export function claimSandbox(itemDir: string, argv: readonly string[]): ClaimedS
     await st.thawed?.catch(() => undefined);
     const hits = limitHits(info.cgroup);
     await kill();
-    closeSync(go);
     out.end();
     err.end();
     const disk = workspaceBytes(p.workspace) > info.provided.workspaceBytes;

@@ -213,13 +213,34 @@ export interface Claimed {
  */
 export function claimPoolItem(
   dir: string,
+  o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number; busyMs?: number },
+): Claimed {
+  // Concurrent claimants take turns: a claim that finds the lock held waits (up to busyMs, default
+  // 10 s) and then decides from the ledger as it is by then, so a loser takes the next item, or is
+  // told PoolEmpty, instead of a bare PoolBusy.
+  const deadline = Date.now() + (o.busyMs ?? 10_000);
+  for (;;)
+    try {
+      return claimOnce(dir, o);
+    } catch (e) {
+      if (!(e instanceof HostError && e.code === "PoolBusy") || Date.now() > deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2 + Math.floor(Math.random() * 8));
+    }
+}
+
+function claimOnce(
+  dir: string,
   o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number },
 ): Claimed {
   return withLock(poolPaths(dir).lock, () => {
     const s = openPoolDir(dir);
     const item = pickResident(s, o.item);
-    accrueTo(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms), o.key);
-    append(dir, s, [claimBody(s, item, o.unit, o.grants)], o.key);
+    // The residency up to now and the claim go in one write and one fsync: the claim is committed
+    // with the residency it carries, or neither is.
+    const { body } = residencyNow(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms));
+    const envs = body ? [appendEntry(s, body, o.key)] : [];
+    envs.push(appendEntry(s, claimBody(s, item, o.unit, o.grants), o.key));
+    appendLines(poolPaths(dir).ledger, envs);
     const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
     const idle = readIdle(poolPaths(dir).proc(item));
     if (idle) stopIdle(idle.pid);
