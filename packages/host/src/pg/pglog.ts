@@ -83,6 +83,67 @@ export class PgLogStore implements LogStore {
     return r.result;
   }
 
+  /**
+   * appendMany appends `payloads` in order after `expected` in one transaction (all of them or none):
+   * `StaleHead` when the head moved, `LogBroken` when the log does not verify. Returns the head
+   * after each entry. For moving a whole ledger (`sbx store copy`): one read of the log, not one per entry.
+   */
+  async appendMany(name: string, expected: Digest, payloads: readonly Uint8Array[]): Promise<Digest[]> {
+    checkLogName(name);
+    if (payloads.length === 0) return [];
+    const tokens = payloads.map(() => randomUUID());
+    const heads: Digest[] = [];
+    const attempt = () =>
+      tx(this.#pool, async (c) => {
+        await c.query("INSERT INTO sbx_logs (name) VALUES ($1) ON CONFLICT DO NOTHING", [name]);
+        await c.query("SELECT name FROM sbx_logs WHERE name = $1 FOR UPDATE", [name]);
+        const state = await readLogRows(c, name);
+        if (state.head !== expected) throw staleHead(name, state.head, expected);
+        heads.length = 0;
+        let head = state.head;
+        let seq = state.entries.length;
+        for (let at = 0; at < payloads.length;) {
+          const rows: { seq: number; prev: Buffer; head: Buffer; payload: Buffer; token: string }[] = [];
+          for (let bytes = 0; at < payloads.length && rows.length < 1000 && bytes < 8 << 20; at++) {
+            const p = payloads[at]!;
+            const next = digestBytes(logEntryBytes(head, p));
+            rows.push({
+              seq: ++seq,
+              prev: raw(head),
+              head: raw(next),
+              payload: Buffer.from(p),
+              token: tokens[at]!,
+            });
+            heads.push(next);
+            head = next;
+            bytes += p.length;
+          }
+          await c.query(
+            "INSERT INTO sbx_log_entries (log, seq, prev, head, payload, token) SELECT $1, s.seq, s.prev, s.head, s.payload, s.token FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bytea[], $6::uuid[]) AS s(seq, prev, head, payload, token)",
+            [
+              name,
+              rows.map((r) => r.seq),
+              rows.map((r) => r.prev),
+              rows.map((r) => r.head),
+              rows.map((r) => r.payload),
+              rows.map((r) => r.token),
+            ],
+          );
+        }
+        return [...heads];
+      }).catch((e: unknown) => {
+        if (isUniqueViolation(e))
+          throw new HostError("StaleHead", `log ${name}: another writer extended the head`, { cause: e });
+        throw e;
+      });
+    // All rows commit together: the last one's token found means every one is in.
+    const committed = async () => {
+      const r = await this.#pool.query("SELECT 1 FROM sbx_log_entries WHERE token = $1", [tokens.at(-1)]);
+      return r.rows.length === 0 ? null : [...heads];
+    };
+    return withRetry("log append", this.#retryMs, attempt, committed);
+  }
+
   // One transaction: `plan` reads (and checks) the log and says what to append; the entry row is
   // inserted on the head it read. A lost connection retries; a committed entry is found by its token.
   #write<T>(
