@@ -66,6 +66,8 @@ export type HostErrorCode =
   | "StoreCorrupt"
   // moving between stores: the destination holds a record that is not a prefix of the source's
   | "RecordDiverged"
+  // moving between stores: the destination holds a ledger that is not a prefix of the source's
+  | "LogDiverged"
   // §13 durable runs from the command line: freezer, the run's lock, the supervisor's control channel
   | "FreezeFailed"
   | "RunBusy"

@@ -1,5 +1,5 @@
-// Moving between stores (`sbx store copy`): every object, every signed object and every run record of
-// one store into another, file store ⇄ PostgreSQL, verified on arrival. Objects stream (bounded
+// Moving between stores (`sbx store copy`): every object, every signed object, every run record and
+// every ledger (copylogs.ts) of one store into another, file store ⇄ PostgreSQL, verified on arrival. Objects stream (bounded
 // memory) and must arrive under the address they left with (`ObjectMismatch`); signed objects must
 // keep their payload address; records are replayed segment by segment through the destination's
 // compare-and-append (so the destination re-checks every §13.3 rule) and then read back, verified from
@@ -15,6 +15,7 @@ import { decodeRecord, SandboxAttestError } from "@sbx/sandbox-attest/runrecord"
 import type { Store } from "@sbx/sandbox-attest/store";
 import { HostError } from "../errors.ts";
 import { FileStore } from "../store/filestore.ts";
+import { copyLogs } from "./copylogs.ts";
 import { CHUNK_BYTES } from "./objects.ts";
 import { PgStore } from "./pgstore.ts";
 
@@ -25,6 +26,9 @@ export interface CopyReport {
   records: number;
   segments: number;
   bytes: number;
+  /** ledgers (copylogs.ts) */
+  logs: number;
+  entries: number;
 }
 
 /** Either kind of store a copy reads or writes. */
@@ -140,15 +144,15 @@ async function copyRecord(from: Store, to: Store, id: Digest): Promise<number> {
 }
 
 /**
- * copyStore copies every object, signed object and run record of `from` into `to` (objects first,
- * so a record never arrives before what it names), each verified on arrival. `progress` hears each.
+ * copyStore copies every object, signed object, run record and ledger (copylogs.ts) of `from` into
+ * `to` (objects first, so a record never arrives before what it names), each verified on arrival. `progress` hears each.
  */
 export async function copyStore(
   from: AnyStore,
   to: AnyStore,
   progress: (what: string) => void = () => undefined,
 ): Promise<CopyReport> {
-  const r: CopyReport = { objects: 0, signed: 0, records: 0, segments: 0, bytes: 0 };
+  const r: CopyReport = { objects: 0, signed: 0, records: 0, segments: 0, bytes: 0, logs: 0, entries: 0 };
   for await (const a of listObjects(from)) {
     if (!(await to.hasObject(a))) r.bytes += await copyObject(from, to, a);
     r.objects++;
@@ -164,5 +168,8 @@ export async function copyStore(
     r.records++;
     progress(`record ${id}`);
   }
+  const l = await copyLogs(from, to, progress);
+  r.logs = l.logs;
+  r.entries = l.entries;
   return r;
 }

@@ -22,3 +22,5 @@ export {
 export type { TestCluster } from "./cluster.ts";
 export { copyStore, listRecords } from "./copy.ts";
 export type { AnyStore, CopyReport } from "./copy.ts";
+export { copyLogs, listLogs, logsRoot, logStoreOf } from "./copylogs.ts";
+export type { LogCopyReport } from "./copylogs.ts";

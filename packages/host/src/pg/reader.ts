@@ -192,9 +192,12 @@ export class RecordReader {
   // The rows this reader verified are no longer in the database as they were: verify from genesis
   // for the code a fresh reader would give; a record that now verifies differently was rewritten.
   async #rewritten(id: Digest, known: Verified): Promise<never> {
-    this.#known.delete(id);
-    const v = await fromGenesis(this.#pool, id);
-    this.#known.set(id, known); // this reader keeps refusing the rewritten record
+    let v: Verified | null;
+    try {
+      v = await fromGenesis(this.#pool, id);
+    } finally {
+      this.#known.set(id, known); // this reader keeps refusing, whatever the record becomes
+    }
     if (v === null) throw corrupt(id, "the record's rows are gone from the database");
     throw corrupt(id, "rows this reader verified were changed in the database");
   }

@@ -211,3 +211,35 @@ test("an upload naming another address is refused (ObjectMismatch), small or chu
   assert.deepEqual(await store.getObject(small), new Uint8Array(1 << 20).fill(7));
   assert.equal((await store.getObject(big.address))?.length, (1 << 20) + 5);
 });
+
+test("a ledger this store already verified: an old entry edited is still LogBroken; new entries verify from the held head", async () => {
+  let h = LOG_GENESIS;
+  for (const p of ["1", "2", "3"]) h = await store.logs.appendLog("tamper/held", h, utf8(p));
+  assert.equal((await store.logs.readLog("tamper/held")).head, h); // held by this store now
+  const other = await PgStore.open(db.url);
+  try {
+    const h4 = await other.logs.appendLog("tamper/held", h, utf8("4"));
+    const s = await store.logs.readLog("tamper/held");
+    assert.deepEqual([s.head, s.entries.length], [h4, 4]);
+    await sql(db.url, "UPDATE sbx_log_entries SET payload = 'X' WHERE log = 'tamper/held' AND seq = 1");
+    await assert.rejects(store.logs.readLog("tamper/held"), code("LogBroken"));
+    await assert.rejects(store.logs.appendLog("tamper/held", h4, utf8("5")), code("LogBroken"));
+    await assert.rejects(
+      store.logs.update("tamper/held", () => ({ payload: utf8("5"), result: 1 })),
+      code("LogBroken"),
+    );
+    // Every entry replaced by another valid chain: a fresh reader reads it, this store refuses it.
+    await sql(db.url, "DELETE FROM sbx_log_entries WHERE log = 'tamper/held'");
+    const fresh = await PgStore.open(db.url);
+    try {
+      await fresh.logs.appendLog("tamper/held", LOG_GENESIS, utf8("other"));
+      assert.equal((await fresh.logs.readLog("tamper/held")).entries.length, 1);
+    } finally {
+      await fresh.close();
+    }
+    await assert.rejects(store.logs.readLog("tamper/held"), code("LogBroken"));
+    await assert.rejects(other.logs.readLog("tamper/held"), code("LogBroken"));
+  } finally {
+    await other.close();
+  }
+});

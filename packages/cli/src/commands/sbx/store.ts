@@ -1,5 +1,6 @@
 // `sbx store init` and `sbx store copy`: set up the PostgreSQL store many hosts share (its schema
-// migrations) and move runs with every object between a store directory and PostgreSQL (§13.7).
+// migrations) and move runs with every object, and the ledgers, between a store directory and
+// PostgreSQL (§13.7).
 import { FileStore } from "@sbx/host/store";
 import { copyStore, isPgUrl, PgStore, redactUrl, type AnyStore } from "@sbx/host/pg";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
@@ -20,11 +21,14 @@ const copyHelp = `usage: sbx store copy --from DIR|URL --to DIR|URL [--json]
   under the address they left with (ObjectMismatch); records are replayed segment by segment through
   the destination's checks and read back byte for byte. Run again after an interruption: what is
   already there is kept and a record continues from its head; a destination record that is not a
-  prefix of the source's is refused (RecordDiverged). A PostgreSQL destination must be initialised
-  (sbx store init); a directory destination is created.
+  prefix of the source's is refused (RecordDiverged). The ledgers (spend, revocation, mint,
+  checkpoint, pool: the database's logs, or a directory's DIR/logs/NAME folders) are copied too,
+  every link verified on the way out (LogBroken), continued from the destination's head, read back
+  and compared (LogDiverged when the destination's ledger is not a prefix of the source's).
+  A PostgreSQL destination must be initialised (sbx store init); a directory destination is created.
   --from DIR|URL   the source store
   --to DIR|URL     the destination store
-  --json           print {objects, signed, records, segments, bytes}
+  --json           print {objects, signed, records, segments, bytes, logs, entries}
 exit: 0 copied, 1 refused (a mismatch or divergence), 2 usage error or a store cannot be used`;
 
 async function openEither(where: string, create: boolean): Promise<AnyStore> {
@@ -60,7 +64,8 @@ const init: Command = {
 
 const copy: Command = {
   name: "store copy",
-  summary: "copy runs with every object between a store directory and PostgreSQL, verified on arrival",
+  summary:
+    "copy runs with every object, and the ledgers, between a store directory and PostgreSQL, verified on arrival",
   help: copyHelp,
   async run(args, io) {
     const { values: v } = parseOptions(
@@ -77,7 +82,7 @@ const copy: Command = {
         if (v.json) printJson(io, r);
         else
           io.out(
-            `copied ${String(r.records)} records (${String(r.segments)} segments appended), ${String(r.objects)} objects (${String(r.bytes)} bytes new), ${String(r.signed)} signed objects`,
+            `copied ${String(r.records)} records (${String(r.segments)} segments appended), ${String(r.objects)} objects (${String(r.bytes)} bytes new), ${String(r.signed)} signed objects, ${String(r.logs)} ledgers (${String(r.entries)} entries appended)`,
           );
         return EXIT.ok;
       } finally {
