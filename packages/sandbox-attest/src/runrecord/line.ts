@@ -99,8 +99,11 @@ function hex64(b: Uint8Array, i: number): boolean {
 function decimalAt(b: Uint8Array, i: number, n: number): number {
   let digits = 1;
   for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  for (let k = i + digits - 1, x = n; k >= i; k--, x = Math.floor(x / 10))
-    if (b[k] !== 0x30 + (x % 10)) return -1;
+  for (let k = i + digits - 1, x = n; k >= i; k--) {
+    const q = Math.floor(x / 10);
+    if (b[k] !== 0x30 + x - 10 * q) return -1;
+    x = q;
+  }
   return i + digits;
 }
 
@@ -218,7 +221,7 @@ export function appendExecutedLines(
     const head = text.slice(at + 9 - base, at + 80 - base) as Digest;
     try {
       // The segment's JCS bytes run from its "{" to just before the line's closing "}".
-      if (record.appendStated(seg, bytes, head, seg0 + 11, nl - 1, at + 16) !== null) return at;
+      if (!record.appendStatedView(seg, dv, seg0 + 11, nl - 1, at + 16, head)) return at;
     } catch {
       return at;
     }
