@@ -95,16 +95,18 @@ function hex64(b: Uint8Array, i: number): boolean {
   return true;
 }
 
-// decimalAt: is n written in decimal at b[i…]? Returns the offset past it, or −1.
+// decimalAt: is n (≥ 1) written in decimal at b[i…], with no leading zero? Returns the offset past
+// its digits, or −1. The digits are read as a number (multiply-add, no division) and compared.
 function decimalAt(b: Uint8Array, i: number, n: number): number {
-  let digits = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  for (let k = i + digits - 1, x = n; k >= i; k--) {
-    const q = Math.floor(x / 10);
-    if (b[k] !== 0x30 + x - 10 * q) return -1;
-    x = q;
+  if (b[i] === 0x30) return -1;
+  let x = 0;
+  let k = i;
+  for (; k < b.length && k - i < 15; k++) {
+    const c = b[k]! - 0x30;
+    if (c < 0 || c > 9) break;
+    x = x * 10 + c;
   }
-  return i + digits;
+  return k > i && x === n ? k : -1;
 }
 
 const asciiDec = new TextDecoder();
