@@ -200,10 +200,10 @@ export class RunRecord {
   }
 
   /**
-   * appendStatedView is appendStated for the fast reader of a whole file, with `dv` a DataView of
-   * `src`: the JCS bytes are src[from, to), followed by at least 3 more bytes of src, and the 64
-   * hex digits of `stated` are at src[statedAt…]. Returns true when appended; false, changing
-   * nothing, when the recomputed head differs.
+   * appendStatedView is appendStated for the fast reader of a whole file, `dv` a DataView of it:
+   * the JCS bytes are dv[from, to), followed by at least 3 more bytes, and the 64 hex digits of
+   * `stated` are at dv[statedAt…]. Returns true when appended; false, changing nothing, when the
+   * recomputed head differs (or the ranges do not fit).
    */
   appendStatedView(
     seg: Segment,
