@@ -95,13 +95,18 @@ function hex64(b: Uint8Array, i: number): boolean {
   return true;
 }
 
-// decimalAt: is n written in decimal at b[i…]? Returns the offset past it, or −1.
+// decimalAt: is n (≥ 1) written in decimal at b[i…], with no leading zero? Returns the offset past
+// its digits, or −1. The digits are read as a number (multiply-add, no division) and compared.
 function decimalAt(b: Uint8Array, i: number, n: number): number {
-  let digits = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  for (let k = i + digits - 1, x = n; k >= i; k--, x = Math.floor(x / 10))
-    if (b[k] !== 0x30 + (x % 10)) return -1;
-  return i + digits;
+  if (b[i] === 0x30) return -1;
+  let x = 0;
+  let k = i;
+  for (; k < b.length && k - i < 15; k++) {
+    const c = b[k]! - 0x30;
+    if (c < 0 || c > 9) break;
+    x = x * 10 + c;
+  }
+  return k > i && x === n ? k : -1;
 }
 
 const asciiDec = new TextDecoder();
@@ -218,7 +223,7 @@ export function appendExecutedLines(
     const head = text.slice(at + 9 - base, at + 80 - base) as Digest;
     try {
       // The segment's JCS bytes run from its "{" to just before the line's closing "}".
-      if (record.appendStated(seg, bytes, head, seg0 + 11, nl - 1, at + 16) !== null) return at;
+      if (!record.appendStatedView(seg, dv, seg0 + 11, nl - 1, at + 16, head)) return at;
     } catch {
       return at;
     }

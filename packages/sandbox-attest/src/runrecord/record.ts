@@ -46,6 +46,24 @@ function chainStep(prev: Uint8Array, src: Uint8Array, from: number, to: number, 
 
 // The next head of an append being checked, before it is accepted into a record.
 const scratch = new Uint8Array(32);
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+// The step's input as 32-bit words (its buffer is its own, so word-aligned), written little-endian
+// where the platform is: then the words hold the bytes in order.
+const stepWords = new Int32Array(step.input.buffer, step.input.byteOffset, step.input.length >> 2);
+
+/**
+ * chainStepView is chainStep for a reader holding a DataView `dv` of a whole file: the JCS bytes
+ * dv[from, to) are copied four at a time. Precondition: 32 + to − from ≤ SMALL_INPUT_MAX and dv
+ * holds at least 3 bytes past `to` (a line's closing "}" and line feed), which are read and then
+ * cleared by the hash's padding.
+ */
+function chainStepView(prev: Uint8Array, dv: DataView, from: number, to: number, out: Uint8Array): void {
+  const input = step.input;
+  input.set(prev, 0);
+  if (LITTLE_ENDIAN) for (let i = from, w = 8; i < to; i += 4, w++) stepWords[w] = dv.getInt32(i, true);
+  else for (let i = from, j = 32; i < to; i++, j++) input[j] = dv.getUint8(i);
+  step.digestInto(32 + to - from, out, 0);
+}
 
 /** segmentHead returns headₙ from headₙ₋₁ and segmentₙ (§13.1). */
 export function segmentHead(prev: Digest, seg: Segment): Digest {
@@ -179,6 +197,33 @@ export class RunRecord {
     this.#segments.push(seg);
     this.#heads.push(stated);
     return null;
+  }
+
+  /**
+   * appendStatedView is appendStated for the fast reader of a whole file, `dv` a DataView of it:
+   * the JCS bytes are dv[from, to), followed by at least 3 more bytes, and the 64 hex digits of
+   * `stated` are at dv[statedAt…]. Returns true when appended; false, changing nothing, when the
+   * recomputed head differs (or the ranges do not fit).
+   */
+  appendStatedView(
+    seg: Segment,
+    dv: DataView,
+    from: number,
+    to: number,
+    statedAt: number,
+    stated: Digest,
+  ): boolean {
+    const next = applySegment(this.#state, seg);
+    if (to + 3 > dv.byteLength || 32 + to - from > SMALL_INPUT_MAX || statedAt + 64 > dv.byteLength)
+      return false;
+    chainStepView(this.#raw, dv, from, to, scratch);
+    for (let i = 0; i < 32; i++) if (dv.getUint16(statedAt + 2 * i) !== HEX_PAIRS[scratch[i]!]) return false;
+    if (stated.length !== 71) return false;
+    this.#raw.set(scratch);
+    this.#state = next;
+    this.#segments.push(seg);
+    this.#heads.push(stated);
+    return true;
   }
 
   /**
