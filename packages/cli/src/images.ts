@@ -7,11 +7,13 @@ import { HostError } from "@sbx/host";
 import { ImageStore, imageRunOptions, type Rootfs } from "@sbx/host/image";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { MAX_JSON_BYTES, readInput } from "./files.ts";
-import { runStoreDir } from "./runstore.ts";
+import { hostLocalDir, runStoreDir, runStoreUrl } from "./runstore.ts";
 
 /** imagesDir picks the image store directory: the flag, else `images` in the run store directory. */
 export function imagesDir(given: string | undefined): string {
-  return given !== undefined && given !== "" ? given : join(runStoreDir(undefined), "images");
+  if (given !== undefined && given !== "") return given;
+  // With the PostgreSQL run store, images stay on this host, in its local folder.
+  return join(runStoreUrl(undefined) !== null ? hostLocalDir() : runStoreDir(undefined), "images");
 }
 
 /** openImages opens the image store; with `create` unset, a missing store is `ImageNotInStore`. */

@@ -131,6 +131,23 @@ export function tearDown(t: TwoHosts): void {
   rmSync(t.dir, { recursive: true, force: true });
 }
 
+/**
+ * tearDownOnSignal tears the hosts down and exits when the process is told to stop (SIGINT,
+ * SIGTERM: Ctrl-C, a test runner's timeout), where no finally block would run. Returns the unhook.
+ */
+export function tearDownOnSignal(t: TwoHosts): () => void {
+  const stop = (sig: NodeJS.Signals) => {
+    tearDown(t);
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  };
+}
+
 /** leftovers lists the namespaces and links of `tag` still present. */
 export function leftovers(tag: string): string[] {
   const ns = sh("ip", ["netns", "list"], true)
