@@ -14,8 +14,8 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import pg from "pg";
 import { restartCluster, startCluster, stopCluster, type TestCluster } from "@sbx/host/pg";
+import { sql } from "../../host/test/pg/pgtest.ts";
 import { SBX } from "./lifecycle-helpers.ts";
 
 /** One host: its namespace, the store URL as seen from it, its local folder. */
@@ -94,10 +94,7 @@ export async function setUp(t: TwoHosts, say: (l: string) => void = () => undefi
   const c = await startCluster();
   t.cluster = c;
   const password = randomBytes(12).toString("hex");
-  const admin = new pg.Client({ connectionString: c.url });
-  await admin.connect();
-  await admin.query(`ALTER ROLE sbx PASSWORD '${password}'`);
-  await admin.end();
+  await sql(c.url, `ALTER ROLE sbx PASSWORD '${password}'`);
   const data = join(c.dir, "data");
   writeFileSync(
     join(data, "postgresql.auto.conf"),
