@@ -7,21 +7,16 @@ import { HostError } from "@sbx/host";
 import { ImageStore, imageRunOptions, type Rootfs } from "@sbx/host/image";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { MAX_JSON_BYTES, readInput } from "./files.ts";
-import { runStoreDir } from "./runstore.ts";
+import { hostLocalDir, runStoreDir, runStoreUrl } from "./runstore.ts";
 
 /**
  * imagesDir picks the image store directory: the flag, else `images` in the run store directory
- * (`store`: a command's --store, when it has one; a PostgreSQL store has no directory: the default).
+ * (`store`: a command's --store, when it has one). A PostgreSQL run store keeps no images: they stay
+ * on this host, in its local folder.
  */
 export function imagesDir(given: string | undefined, store?: string): string {
   if (given !== undefined && given !== "") return given;
-  let dir: string;
-  try {
-    dir = runStoreDir(store);
-  } catch {
-    dir = runStoreDir(undefined);
-  }
-  return join(dir, "images");
+  return join(runStoreUrl(store) !== null ? hostLocalDir() : runStoreDir(store), "images");
 }
 
 /** openImages opens the image store; with `create` unset, a missing store is `ImageNotInStore`. */

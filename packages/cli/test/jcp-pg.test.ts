@@ -1,4 +1,4 @@
-// `jcp spend` and `jcp revoke` with `--store postgres://…` (issue 18): the ledger and the revocation
+// `jcp spend`, `jcp revoke` and `jcp verify --ledger/--revocations` with `--store postgres://…` (issue 18): the ledger and the revocation
 // list are logs in the shared database. Spends debit the budget until it is spent (Overspend after,
 // nothing appended); a revocation in the database's list refuses the next spend (Revoked); a list
 // name that does not exist in the database is an empty list, never a file of that name.
@@ -82,6 +82,22 @@ test("jcp spend/revoke --store postgres://: budget held, ledger verifies, revoca
     } finally {
       await s.close();
     }
+    const ver = await jcp([
+      "verify",
+      chain,
+      "--trust",
+      join(dir, "root.pem"),
+      "--store",
+      db.url,
+      "--ledger",
+      "spend/alice",
+      "--host",
+      join(dir, "host.pem"),
+      "--json",
+    ]);
+    assert.equal(ver.code, 0, ver.err);
+    const led = (JSON.parse(ver.out) as { ledger: { receipts: number; spent_uj: string } }).ledger;
+    assert.deepEqual([led.receipts, led.spent_uj], [3, "3000000"]);
     // A revocation list in the database: the spend that names it is refused.
     const rv = await jcp([
       "revoke",
@@ -100,6 +116,18 @@ test("jcp spend/revoke --store postgres://: budget held, ledger verifies, revoca
     const revoked = await spend(["--revocations", "revocations/main"]);
     assert.equal(revoked.code, 1);
     assert.match(revoked.err, /Revoked/);
+    const vr = await jcp([
+      "verify",
+      chain,
+      "--trust",
+      join(dir, "root.pem"),
+      "--store",
+      db.url,
+      "--revocations",
+      "revocations/main",
+    ]);
+    assert.equal(vr.code, 1, vr.out);
+    assert.match(vr.out, /Revoked|revoked/);
     const bad = await spend(["--store", join(dir, "not-a-url")]);
     assert.equal(bad.code, 2);
   } finally {

@@ -1,15 +1,10 @@
 // scripts/demo-twohost.sh: the two-host scenario (twohost-scenario.ts) with every step printed; the
 // namespaces, links and cluster are removed at the end, also on failure or Ctrl-C. Run as root.
-import { leftovers, newTwoHosts, setUp, tearDown } from "./twohost.ts";
+import { leftovers, newTwoHosts, setUp, tearDown, tearDownOnSignal } from "./twohost.ts";
 import { runScenario } from "./twohost-scenario.ts";
 
 const t = newTwoHosts();
-const stop = () => {
-  tearDown(t);
-  process.exit(130);
-};
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+tearDownOnSignal(t);
 let code = 0;
 try {
   await setUp(t, (l) => console.log(l));

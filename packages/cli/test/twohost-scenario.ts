@@ -2,7 +2,7 @@
 //   1. a run started on host A, suspended with --release, resumed and finished on host B, closed;
 //      `sbx verify` from either host with both host keys trusted;
 //   2. 1,000 resume attempts of one parked run, 500 from each namespace at once;
-//   3. 8 metering hosts in each namespace spending 1 J 25 times each on one 300 J grant.
+//   3. 8 metering hosts in each namespace spending 1 J 10 times each on one 120 J grant.
 // Returns what happened; the faults test asserts it, the demo prints it.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,9 @@ import { PgStore } from "@sbx/host/pg";
 import { replayLedger } from "../src/ledgerstore.ts";
 import { fileIs, runIdOf, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
 import { sbxOn, workerOn, type Host, type Ran, type TwoHosts } from "./twohost.ts";
+
+/** Spends per metering host: 16 × 10 = 160 attempts on a 120 J budget. */
+export const EACH = 10;
 
 /** What the scenario saw. */
 export interface TwoHostResult {
@@ -109,7 +112,7 @@ export async function runScenario(t: TwoHosts, say: (l: string) => void): Promis
 
   // 3. the spend race: 8 metering hosts in each namespace
   const writers = 16;
-  const budgetJ = 300;
+  const budgetJ = 120;
   const root = testKey("spend-root");
   const grant: Envelope = issueGrant(root, {
     holder: testKey("spend-alice").did,
@@ -130,7 +133,7 @@ export async function runScenario(t: TwoHosts, say: (l: string) => void): Promis
       name,
       chainFile,
       spendGo,
-      "25",
+      String(EACH),
       String(i),
       String(writers),
     ]);

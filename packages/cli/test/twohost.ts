@@ -14,8 +14,8 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import pg from "pg";
 import { restartCluster, startCluster, stopCluster, type TestCluster } from "@sbx/host/pg";
+import { sql } from "../../host/test/pg/pgtest.ts";
 import { SBX } from "./lifecycle-helpers.ts";
 
 /** One host: its namespace, the store URL as seen from it, its local folder. */
@@ -94,10 +94,7 @@ export async function setUp(t: TwoHosts, say: (l: string) => void = () => undefi
   const c = await startCluster();
   t.cluster = c;
   const password = randomBytes(12).toString("hex");
-  const admin = new pg.Client({ connectionString: c.url });
-  await admin.connect();
-  await admin.query(`ALTER ROLE sbx PASSWORD '${password}'`);
-  await admin.end();
+  await sql(c.url, `ALTER ROLE sbx PASSWORD '${password}'`);
   const data = join(c.dir, "data");
   writeFileSync(
     join(data, "postgresql.auto.conf"),
@@ -129,6 +126,23 @@ export function tearDown(t: TwoHosts): void {
     t.cluster = null;
   }
   rmSync(t.dir, { recursive: true, force: true });
+}
+
+/**
+ * tearDownOnSignal tears the hosts down and exits when the process is told to stop (SIGINT,
+ * SIGTERM: Ctrl-C, a test runner's timeout), where no finally block would run. Returns the unhook.
+ */
+export function tearDownOnSignal(t: TwoHosts): () => void {
+  const stop = (sig: NodeJS.Signals) => {
+    tearDown(t);
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  };
 }
 
 /** leftovers lists the namespaces and links of `tag` still present. */

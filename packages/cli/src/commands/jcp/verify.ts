@@ -3,7 +3,8 @@ import { isJcpError, verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 import { grantJson, grantLine, principal, readChain, readList, rootsOf, timeArg } from "./lib/files.ts";
-import { ledgerReport, type LedgerReport } from "./lib/ledgerverify.ts";
+import { ledgerReport, ledgerReportOf, type LedgerReport } from "./lib/ledgerverify.ts";
+import { readSharedLedger, sharedUrl, STORE_HELP } from "./lib/shared.ts";
 
 const help = `usage: jcp verify CHAINFILE (--trust DID|KEYFILE… | --any-signer) [--at TIME] [--revocations FILE] [--json]
   Verifies a chain (root first): every signature, every link, containment of each child in its
@@ -18,6 +19,7 @@ ${TRUST_HELP}
                       the chain has spent and has left (--json: ledger {receipts, spent_uj, grants})
   --host DID          a trusted metering host of --ledger (repeatable; required with --ledger)
   --json              print {valid, trusted, root, code, grants}
+${STORE_HELP}
 exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (the code names the failure: Expired,
       ScopeWidens, Revoked, UntrustedRoot, …), 2 usage error (no --trust) or unusable file`;
 
@@ -25,8 +27,9 @@ export const command: Command = {
   name: "verify",
   summary: "verify a grant chain to trusted roots at a time (§4.4)",
   help,
-  run(args, io) {
+  async run(args, io) {
     const { values: v, positionals } = parseOptions(args, {
+      store: { type: "string" },
       root: { type: "string", multiple: true },
       at: { type: "string" },
       revocations: { type: "string" },
@@ -38,7 +41,10 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UsageError("give one CHAINFILE");
     const trust = trustOf(v, v.root);
     const chain = readChain(positionals[0]!);
-    const revocations = readList(v.revocations);
+    // With --store, --ledger and --revocations name logs in the database, read (and verified) first.
+    const url = sharedUrl(v.store);
+    const shared = url === undefined ? null : await readSharedLedger(url, v.ledger, v.revocations);
+    const revocations = shared !== null ? shared.revocations : readList(v.revocations);
     const at_ms = timeArg(v.at, "at");
     if (v.ledger !== undefined && !v.host?.length)
       throw new UsageError("--ledger needs --host (its metering hosts)");
@@ -55,7 +61,13 @@ export const command: Command = {
       const ledger: LedgerReport | null =
         v.ledger === undefined
           ? null
-          : ledgerReport(v.ledger, r.grants, { roots, hosts, ...(revocations ? { revocations } : {}) });
+          : shared?.ledger
+            ? ledgerReportOf(shared.ledger, r.grants, {
+                roots,
+                hosts,
+                ...(revocations ? { revocations } : {}),
+              })
+            : ledgerReport(v.ledger, r.grants, { roots, hosts, ...(revocations ? { revocations } : {}) });
       const more = ledger ? { ledger } : {};
       if (v.json)
         printJson(io, {
@@ -77,13 +89,13 @@ export const command: Command = {
             io.out(`  ${g.address}  spent ${g.spent_uj} of ${g.budget_uj} µJ, ${g.remaining_uj} left`);
         }
       }
-      return Promise.resolve(EXIT.ok);
+      return EXIT.ok;
     } catch (e) {
       if (!isJcpError(e)) throw e;
       if (v.json)
         printJson(io, { valid: false, trusted: false, root: null, code: e.code, at_ms, grants: null });
       else io.out(`invalid: ${e.message}`);
-      return Promise.resolve(EXIT.invalid);
+      return EXIT.invalid;
     }
   },
 };

@@ -2,6 +2,7 @@
 // read for one chain: what each grant on it has spent and has left, so a run's debits (sbx run
 // --grant) can be checked against the run's attested energy.
 import { SpendLedger, grantStore, type EffectiveGrant, type RevocationIndex } from "@sbx/jcp-grant/grant";
+import type { Envelope } from "@sbx/wire";
 import { readLedger } from "./ledger.ts";
 
 /** One grant's standing on a ledger. */
@@ -28,7 +29,15 @@ export function ledgerReport(
   chain: readonly EffectiveGrant[],
   opts: { roots: readonly string[]; hosts: readonly string[]; revocations?: RevocationIndex },
 ): LedgerReport {
-  const file = readLedger(path);
+  return ledgerReportOf(readLedger(path), chain, opts);
+}
+
+/** ledgerReportOf is ledgerReport of a ledger already read (from a folder or a database log). */
+export function ledgerReportOf(
+  file: { readonly grants: readonly Envelope[]; readonly receipts: readonly Envelope[] },
+  chain: readonly EffectiveGrant[],
+  opts: { roots: readonly string[]; hosts: readonly string[]; revocations?: RevocationIndex },
+): LedgerReport {
   const ledger = SpendLedger.replay(grantStore(file.grants), file.receipts, opts);
   const grants = chain.map((g) => {
     const used = ledger.used(g.address).uj;

@@ -11,7 +11,7 @@ import type { LogState, LogStore } from "@sbx/host/log";
 import { canonicalBytes, parseStrict, type Envelope, type KeyPair } from "@sbx/wire";
 import { printJson, UsageError, type Io } from "../../../command.ts";
 import { CliError } from "../../../errors.ts";
-import { spendOnLog } from "../../../ledgerstore.ts";
+import { ledgerOf, spendOnLog } from "../../../ledgerstore.ts";
 
 /** The help line of the option. */
 export const STORE_HELP = `  --store URL         keep the ledger and lists in the PostgreSQL store at URL (postgres://…),
@@ -111,4 +111,23 @@ export async function spendSharedCommand(s: SharedSpend, io: Io): Promise<void> 
         `  ${a}  ${r.uj} µJ${r.calls === null ? "" : `, ${r.calls} calls`}${r.wall_ms === null ? "" : `, ${r.wall_ms} ms`}`,
       );
   }
+}
+
+/**
+ * readSharedLedger reads, from the database at `url`, spend ledger `ledger` (its grants and
+ * receipts, every entry's head checked: `LogBroken`) and revocation list `revocations` (verified),
+ * each when named.
+ */
+export function readSharedLedger(
+  url: string,
+  ledger: string | undefined,
+  revocations: string | undefined,
+): Promise<{
+  ledger: { grants: Envelope[]; receipts: Envelope[] } | null;
+  revocations: RevocationList | undefined;
+}> {
+  return withShared(url, async (logs) => ({
+    ledger: ledger === undefined ? null : ledgerOf(ledger, await logs.readLog(ledger)),
+    revocations: revocations === undefined ? undefined : await readSharedList(logs, revocations),
+  }));
 }
