@@ -9,5 +9,6 @@ export type { Retained } from "./idle.ts";
 export { takeRunLock, lockHolder } from "./lock.ts";
 export type { RunLock } from "./lock.ts";
 export { readVerifiedRun } from "./record.ts";
+export { keepJournal } from "./journal.ts";
 export type { VerifiedRun } from "./record.ts";
 export { hostOffer, checkEnvironment, storeManifest, NO_MANIFEST } from "./environment.ts";

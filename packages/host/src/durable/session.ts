@@ -11,7 +11,7 @@ import {
   type EnergyChainState,
   type MadeReceipt,
 } from "@sbx/sandbox-attest/energy";
-import { Journal } from "@sbx/sandbox-attest/journal";
+import { Journal, type JournalEvent } from "@sbx/sandbox-attest/journal";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
@@ -45,6 +45,8 @@ export interface SealedInterval {
   readonly receiptAddress: Digest;
   readonly outcome: Outcome;
   readonly level: Level;
+  /** The interval's journal (§8), whose tree head the attestation binds; kept by keepJournal. */
+  readonly journal: readonly JournalEvent[];
 }
 
 interface Open {
@@ -225,7 +227,15 @@ export class LiveSandbox {
       run_head: head,
     };
     const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
-    return { attestation, address: envelopeAddress(attestation), receipt, receiptAddress, outcome, level };
+    return {
+      attestation,
+      address: envelopeAddress(attestation),
+      receipt,
+      receiptAddress,
+      outcome,
+      level,
+      journal: open.journal.events,
+    };
   }
 
   /** kill ends every process of the sandbox (frozen or not) and waits for the end; the cgroup stays for the last reading. */
