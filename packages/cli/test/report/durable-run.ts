@@ -63,7 +63,7 @@ async function execute(store: FileStore, dir: string, ws: string, head: Digest, 
     runHead: head,
   });
   // As the durable host does (§13.7.2): the journal's tree nodes first, then receipt and attestation.
-  const kept = keepJournal(store, r.journal.events);
+  const kept = await keepJournal(store, r.journal.events);
   await store.putSigned(r.receipt.envelope);
   const att = await store.putSigned(r.attestation);
   const journal = join(dir, `journal-${i}.json`);

@@ -11,7 +11,7 @@ import {
   type EnergyChainState,
   type MadeReceipt,
 } from "@sbx/sandbox-attest/energy";
-import { Journal, type JournalEvent } from "@sbx/sandbox-attest/journal";
+import { Journal } from "@sbx/sandbox-attest/journal";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
@@ -46,7 +46,7 @@ export interface SealedInterval {
   readonly outcome: Outcome;
   readonly level: Level;
   /** The interval's journal (§8), whose tree head the attestation binds; kept by keepJournal. */
-  readonly journal: readonly JournalEvent[];
+  readonly journal: Journal["events"];
 }
 
 interface Open {

@@ -159,7 +159,7 @@ export class Supervisor {
 
   async #record(sealed: SealedInterval): Promise<void> {
     const s = this.#i.store;
-    keepJournal(s, sealed.journal); // §13.7.2: found later from the tree head the attestation signs
+    await keepJournal(s, sealed.journal); // §13.7.2: found from the tree head the attestation signs
     await s.putSigned(sealed.receipt.envelope);
     faultPoint("durable:receipt-stored");
     await s.putSigned(sealed.attestation);
