@@ -5,6 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { canonicalBytes, fromBase64, isDigest, parseCanonical, type Digest, type Json } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { readStoredJournal } from "@sbx/sandbox-attest/journal";
+import type { TreeHeadJson } from "@sbx/sandbox-attest/merkle";
 import { decodeRecord, parseFsDir, type Segment } from "@sbx/sandbox-attest/runrecord";
 import type { FileStore } from "@sbx/host/store";
 import { b64, REPORT_FORMAT, type FleetBundle, type RunBundle } from "./bundle.ts";
@@ -80,10 +82,28 @@ function addExecuted(acc: Acc, att: Digest): void {
     return;
   }
   try {
-    const receipt = verifyAttestation(parseCanonical(bytes)).predicate.energy.receipt;
-    if (addSigned(acc, receipt) === null) addObject(acc, receipt, false);
+    const p = verifyAttestation(parseCanonical(bytes)).predicate;
+    if (addSigned(acc, p.energy.receipt) === null) addObject(acc, p.energy.receipt, false);
+    addJournal(acc, { size: p.journal.events, root: p.journal.root });
   } catch {
     // an attestation the library refuses: embedded as stored, the page shows why
+  }
+}
+
+/**
+ * addJournal embeds the interval's journal as the store keeps it (§13.7.2: the nodes of its tree,
+ * found from the head the attestation signs), every node read as stored; the page walks and checks
+ * them. A journal the store did not keep embeds nothing.
+ */
+function addJournal(acc: Acc, head: TreeHeadJson): void {
+  try {
+    readStoredJournal(head, (a) => {
+      const bytes = rawOf(acc.store.objectPath(a));
+      if (bytes !== null) acc.objects[a] = b64(bytes);
+      return bytes;
+    });
+  } catch {
+    // a node that is wrong or missing: what was read is embedded, and the page refuses it
   }
 }
 

@@ -6,7 +6,7 @@
 import { isWireError, parseCanonical, type Digest, type Json } from "@sbx/wire";
 import { verifyAttestation, verifyInterval, type ExecutionPredicate } from "@sbx/sandbox-attest/attestation";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
-import { Journal, type JournalEvent } from "@sbx/sandbox-attest/journal";
+import { Journal, readStoredJournal, type JournalEvent } from "@sbx/sandbox-attest/journal";
 import {
   decodeRecord,
   isSandboxAttestError,
@@ -71,6 +71,8 @@ interface Ctx {
   readonly manifests: Set<Digest>;
   readonly journals: { events: readonly JournalEvent[]; root: string; size: number; used: boolean }[];
   first: { code: string; message: string } | null;
+  /** The first refusal of a stored journal (§13.7.2), reported after every other. */
+  late: { code: string; message: string } | null;
 }
 
 /** codeOf reads a refusal of the project's libraries; anything else is a defect and is rethrown. */
@@ -170,7 +172,7 @@ function checkAttestation(ctx: Ctx, att: Digest, n: number): void {
   ctx.manifests.add(p.manifest);
   ctx.active.set(att, p.energy.total_uj);
   const components = checkReceipt(ctx, env, expect, p.energy.receipt, n);
-  ctx.intervals.set(n, { n, predicate: p, components, events: journalOf(ctx, p) });
+  ctx.intervals.set(n, { n, predicate: p, components, events: journalOf(ctx, p, n) });
 }
 
 // §7.5 as verifyfiles.ts: a signed receipt is verified against the attestation that binds it; one
@@ -198,12 +200,41 @@ function checkReceipt(
   return null;
 }
 
-/** journalOf finds an embedded journal whose recomputed tree head is the one the predicate binds (§8). */
-function journalOf(ctx: Ctx, p: ExecutionPredicate): readonly JournalEvent[] | null {
+/**
+ * journalOf finds the journal whose tree head the predicate binds (§8): one given with `--journal`
+ * whose recomputed head is that one, else the one the store kept as the nodes of its tree
+ * (§13.7.2), walked down from the signed root with every node checked against its address.
+ */
+function journalOf(ctx: Ctx, p: ExecutionPredicate, n: number): readonly JournalEvent[] | null {
   const j = ctx.journals.find((x) => x.root === p.journal.root && x.size === p.journal.events);
-  if (j === undefined) return null;
-  j.used = true;
-  return j.events;
+  if (j !== undefined) {
+    j.used = true;
+    return j.events;
+  }
+  return storedJournal(ctx, p, n);
+}
+
+// A stored journal is checked after everything `sbx verify` checks (which does not read journals),
+// so a run both refuse is refused by the page with sbx verify's code; a bad journal alone is refused
+// with its own code.
+function storedJournal(ctx: Ctx, p: ExecutionPredicate, n: number): readonly JournalEvent[] | null {
+  let bytes = 0;
+  const meta = { address: p.journal.root, kind: "journal" as const, segment: n, path: "" };
+  try {
+    const events = readStoredJournal({ size: p.journal.events, root: p.journal.root }, (a) => {
+      const b = unb64(ctx.b.objects[a]);
+      bytes += b?.length ?? 0;
+      return b;
+    });
+    if (events === null) return null;
+    ctx.objects.push({ ...meta, state: "valid", code: null, message: null, bytes });
+    return events;
+  } catch (e) {
+    const c = codeOf(e);
+    ctx.objects.push({ ...meta, state: "invalid", ...c, bytes });
+    ctx.late ??= c;
+    return null;
+  }
 }
 
 function checkSnapshot(ctx: Ctx, ref: SnapshotRef, n: number, seen: Set<Digest>): void {
@@ -347,6 +378,7 @@ function checkObjects(ctx: Ctx): void {
       });
   });
   ctx.first ??= firstJournalError;
+  ctx.first ??= ctx.late;
 }
 
 /**
@@ -398,6 +430,7 @@ export function checkRun(b: RunBundle, trust: readonly string[]): RunCheck {
     manifests: new Set(),
     journals: [],
     first: null,
+    late: null,
   };
   ctx.objects.push({
     address: record.head,

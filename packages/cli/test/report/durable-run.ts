@@ -1,7 +1,8 @@
 // A suspended-and-resumed run made with the library as demo 06 makes it: a real command executed
 // and attested (runUnit, a plain process), the workspace snapshotted into a file store, the run
-// parked and resumed with estimated idle energy, executed again, closed. The journals are written
-// beside it as `sbx run --out` writes journal.json.
+// parked and resumed with estimated idle energy, executed again, closed. Each interval's journal is
+// kept in the store as the durable host keeps it (§13.7.2), and written beside it as `sbx run --out`
+// writes journal.json.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import type { SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { runUnit } from "@sbx/host/run";
 import { snapshotDir } from "@sbx/host/snapshot";
 import { FileStore } from "@sbx/host/store";
+import { keepJournal } from "@sbx/host/durable";
 
 /** The host key that signs the run's attestations and receipts. */
 export const HOST = testKey("host");
@@ -20,7 +22,10 @@ export interface DurableRun {
   readonly store: FileStore;
   readonly id: Digest;
   readonly recordPath: string;
+  /** The journals as `sbx run --out` writes them (for `--journal`); the store keeps them too. */
   readonly journals: readonly string[];
+  /** The roots of the two intervals' journals, as the store keeps them (§13.7.2). */
+  readonly journalRoots: readonly Digest[];
   /** The address of one file of the snapshot, and of the first attestation. */
   readonly leaf: Digest;
   readonly attestation: Digest;
@@ -57,11 +62,13 @@ async function execute(store: FileStore, dir: string, ws: string, head: Digest, 
     maxLevel: "S0",
     runHead: head,
   });
+  // As the durable host does (§13.7.2): the journal's tree nodes first, then receipt and attestation.
+  const kept = await keepJournal(store, r.journal.events);
   await store.putSigned(r.receipt.envelope);
   const att = await store.putSigned(r.attestation);
   const journal = join(dir, `journal-${i}.json`);
   writeFileSync(journal, JSON.stringify({ head: r.journal.head(), events: r.journal.events }, null, 2));
-  return { att, journal };
+  return { att, journal, root: kept.root! };
 }
 
 /** durableRun makes the run in a fresh directory: execute → suspend → resume → execute → close. */
@@ -101,6 +108,7 @@ export async function durableRun(): Promise<DurableRun> {
     id,
     recordPath: store.recordPath(id),
     journals: [e1.journal, e2.journal],
+    journalRoots: [e1.root, e2.root],
     leaf: leafOf(store, snap.fs_root, "src", "data.txt"),
     attestation: e1.att,
     grant: envelopeAddress(grant),

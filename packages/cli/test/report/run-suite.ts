@@ -94,7 +94,8 @@ export function runSuite(name: BrowserName): void {
 }
 
 async function validRun(): Promise<void> {
-  const file = await report([run.recordPath, "--trust", HOST.did, ...journals()]);
+  // No --journal: the store kept each interval's journal (§13.7.2), and the page walks and checks it.
+  const file = await report([run.recordPath, "--trust", HOST.did]);
   const o = await openReport(page, file);
   assert.deepEqual(o.fetched, [], "the page fetched nothing");
   assert.deepEqual(o.errors, []);
@@ -108,6 +109,12 @@ async function validRun(): Promise<void> {
   assert.ok((await count(page, "#energy .bar.idle")) > 0, "idle energy drawn where parked");
   assert.equal(await count(page, "#objects tr.state-invalid"), 0);
   assert.equal(await count(page, "#events tr.ev-process-start"), 2, "both journals shown");
+  for (const root of run.journalRoots)
+    assert.deepEqual(
+      await texts(page, `#objects tr.state-valid[data-address="${root}"] td:nth-child(2)`),
+      ["journal"],
+      `journal ${root} verified in the page`,
+    );
   await page.fill("#search", "progress.txt");
   const shown = await count(page, "#events tbody tr:not([hidden])");
   assert.ok(shown > 0 && shown < (await count(page, "#events tbody tr")), "search filters events");
@@ -133,7 +140,7 @@ async function validRun(): Promise<void> {
 }
 
 async function tampered(): Promise<void> {
-  const file = await report([run.recordPath, "--trust", HOST.did, ...journals()]);
+  const file = await report([run.recordPath, "--trust", HOST.did]);
   const cases = [
     {
       what: "a snapshot file",
@@ -168,6 +175,31 @@ async function tampered(): Promise<void> {
     assert.equal(await colour(page, `${row} td`), "rgb(155, 44, 44)", "drawn in red");
     await shot(page, `run-tampered-${c.table}`);
   }
+  // A node of a stored journal (§13.7.2): sbx verify does not read journals, so the page alone
+  // refuses it, with the node's code, and the interval's events are not shown.
+  const root = run.journalRoots[1]!;
+  const badJournal = file.replace(/\.html$/, "-journal.html");
+  editData(file, badJournal, (d) => {
+    const t = d["objects"] as Record<string, string>;
+    assert.ok(t[root] !== undefined, "the journal's root node is embedded");
+    t[root] = flipByte(t[root], 0).text;
+  });
+  const oj = await openReport(page, badJournal);
+  assert.equal(oj.verdict, "INVALID");
+  assert.equal(oj.code, "ObjectMismatch");
+  const jrow = `#objects tr.state-invalid[data-address="${root}"]`;
+  assert.equal(await attr(page, jrow, "data-code"), "ObjectMismatch");
+  assert.equal(await count(page, "#events tr.ev-process-start"), 1, "only the intact journal's events shown");
+  await shot(page, "run-tampered-journal");
+  // The journal as --journal gives it still serves for that interval; the stored one is then not read.
+  const withFile = await report([run.recordPath, "--trust", HOST.did, ...journals()]);
+  const bad2 = withFile.replace(/\.html$/, "-journal2.html");
+  editData(withFile, bad2, (d) => {
+    const t = d["objects"] as Record<string, string>;
+    t[root] = flipByte(t[root]!, 0).text;
+  });
+  assert.equal((await openReport(page, bad2)).verdict, "VALID");
+  assert.equal(await count(page, "#events tr.ev-process-start"), 2);
   // The grant: sbx verify does not read grants, so the page's grant section alone refuses it.
   const bad = file.replace(/\.html$/, "-grant.html");
   editData(file, bad, (d) => {

@@ -9,6 +9,7 @@ export type { Retained } from "./idle.ts";
 export { takeRunLock, lockHolder } from "./lock.ts";
 export type { RunLock } from "./lock.ts";
 export { readVerifiedRun } from "./record.ts";
+export { keepJournal } from "./journal.ts";
 export type { VerifiedRun } from "./record.ts";
 export { hostOffer, checkEnvironment, storeManifest, NO_MANIFEST } from "./environment.ts";
 export { unitCites, unitCitesOf, EXEC_POLICY_LABEL, GRANT_CHAIN_LABEL } from "./cited.ts";

@@ -54,6 +54,8 @@ export interface SealedInterval {
   readonly receiptAddress: Digest;
   readonly outcome: Outcome;
   readonly level: Level;
+  /** The interval's journal (§8), whose tree head the attestation binds; kept by keepJournal. */
+  readonly journal: Journal["events"];
 }
 
 interface Open {
@@ -285,7 +287,15 @@ export class LiveSandbox {
       run_head: head,
     };
     const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
-    return { attestation, address: envelopeAddress(attestation), receipt, receiptAddress, outcome, level };
+    return {
+      attestation,
+      address: envelopeAddress(attestation),
+      receipt,
+      receiptAddress,
+      outcome,
+      level,
+      journal: open.journal.events,
+    };
   }
 
   /** kill ends every process of the sandbox (frozen or not) and waits for the end; the cgroup stays for the last reading. */

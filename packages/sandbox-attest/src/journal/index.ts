@@ -24,5 +24,7 @@ export type {
   ProcessExit,
 } from "./events.ts";
 export { Journal, eventLeaf } from "./journal.ts";
+export { journalNodes, readStoredJournal, MAX_STORED_JOURNAL_EVENTS } from "./nodes.ts";
+export type { JournalNode } from "./nodes.ts";
 export type { EventInput, EventProof } from "./journal.ts";
 export { verifyJournal, verifyEventInclusion, verifyJournalConsistency } from "./verify.ts";

@@ -25,7 +25,9 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   signature, every binding and every snapshot tree, and shows a verdict per object and for the run
   (VALID, UNTRUSTED without a trusted key, INVALID with the code), a timeline of the segments, energy
   per segment by provenance with idle energy where the run was parked, the journal events and exec
-  decisions of each interval (searchable), and the objects with their addresses.
+  decisions of each interval (searchable), and the objects with their addresses. The journal of an
+  interval is the one the store keeps (durable runs keep each interval's, sandbox-attest §13.7.2),
+  walked from the root its attestation signs and checked node by node in the page.
   A fleet file (sbx fleet build): the receipt's verdict, the items by energy, and a membership proof
   checked in the page for any item the reader picks, or one the reader pastes.
   --out FILE        the page to write (default report.html)
@@ -35,6 +37,7 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   --record-only     embed the record alone
   --journal FILE    a journal ({head, events} as sbx run --out writes it, or a list of events) to embed
                     (repeatable); the page shows it for the interval whose journal root it recomputes to
+                    (for a run whose store does not keep its journals)
   --embed-max BYTES most bytes of snapshot files and memory images to embed (default ${EMBED_MAX});
                     those left out are listed as not embedded, never counted as checked
   --head DIGEST     the head the record must end at; the page checks it (HeadMismatch)
