@@ -1,6 +1,6 @@
 // `sbx report` (issue 19): a 10,000-segment run record's report opened and verified in headless
 // Chromium (and in Firefox ESR) against the anchor `sbx verify` on the same record and store, all
-// measured in this run. Each interval's journal (4 events) is kept in the store as §13.7.2 nodes, so
+// measured in this run. Each interval's journal (4 events) is kept in the store as §13.7.3 nodes, so
 // the page also walks, checks and shows 3,333 journals, which sbx verify does not read.
 // The run: 3,333 cycles of executed (a signed attestation and a signed energy receipt, each with its
 // own Ed25519 signature) → suspended → resumed (estimated idle energy), then closed; every park
@@ -54,7 +54,7 @@ function makeRun(dir: string, segments: number): { store: FileStore; path: strin
       absent: ["rapl"],
     };
     const made = makeReceipt(chain, reading, HOST);
-    // The interval's journal, kept as the durable host keeps it (§13.7.2): the nodes of its tree.
+    // The interval's journal, kept as the durable host keeps it (§13.7.3): the nodes of its tree.
     const j = new Journal();
     j.append({ type: "process.start", pid: 100 + i, argv: ["agent", "step", String(i)], binary: GRANTS });
     j.append({ type: "file.write", path: `out/step-${i}.txt`, digest: GRANTS, size: String(i) });

@@ -91,7 +91,7 @@ function addExecuted(acc: Acc, att: Digest): void {
 }
 
 /**
- * addJournal embeds the interval's journal as the store keeps it (§13.7.2: the nodes of its tree,
+ * addJournal embeds the interval's journal as the store keeps it (§13.7.3: the nodes of its tree,
  * found from the head the attestation signs), every node read as stored; the page walks and checks
  * them. A journal the store did not keep embeds nothing.
  */

@@ -71,7 +71,7 @@ interface Ctx {
   readonly manifests: Set<Digest>;
   readonly journals: { events: readonly JournalEvent[]; root: string; size: number; used: boolean }[];
   first: { code: string; message: string } | null;
-  /** The first refusal of a stored journal (§13.7.2), reported after every other. */
+  /** The first refusal of a stored journal (§13.7.3), reported after every other. */
   late: { code: string; message: string } | null;
 }
 
@@ -203,7 +203,7 @@ function checkReceipt(
 /**
  * journalOf finds the journal whose tree head the predicate binds (§8): one given with `--journal`
  * whose recomputed head is that one, else the one the store kept as the nodes of its tree
- * (§13.7.2), walked down from the signed root with every node checked against its address.
+ * (§13.7.3), walked down from the signed root with every node checked against its address.
  */
 function journalOf(ctx: Ctx, p: ExecutionPredicate, n: number): readonly JournalEvent[] | null {
   const j = ctx.journals.find((x) => x.root === p.journal.root && x.size === p.journal.events);

@@ -1,7 +1,7 @@
 // A suspended-and-resumed run made with the library as demo 06 makes it: a real command executed
 // and attested (runUnit, a plain process), the workspace snapshotted into a file store, the run
 // parked and resumed with estimated idle energy, executed again, closed. Each interval's journal is
-// kept in the store as the durable host keeps it (§13.7.2), and written beside it as `sbx run --out`
+// kept in the store as the durable host keeps it (§13.7.3), and written beside it as `sbx run --out`
 // writes journal.json.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +24,7 @@ export interface DurableRun {
   readonly recordPath: string;
   /** The journals as `sbx run --out` writes them (for `--journal`); the store keeps them too. */
   readonly journals: readonly string[];
-  /** The roots of the two intervals' journals, as the store keeps them (§13.7.2). */
+  /** The roots of the two intervals' journals, as the store keeps them (§13.7.3). */
   readonly journalRoots: readonly Digest[];
   /** The address of one file of the snapshot, and of the first attestation. */
   readonly leaf: Digest;
@@ -62,7 +62,7 @@ async function execute(store: FileStore, dir: string, ws: string, head: Digest, 
     maxLevel: "S0",
     runHead: head,
   });
-  // As the durable host does (§13.7.2): the journal's tree nodes first, then receipt and attestation.
+  // As the durable host does (§13.7.3): the journal's tree nodes first, then receipt and attestation.
   const kept = await keepJournal(store, r.journal.events);
   await store.putSigned(r.receipt.envelope);
   const att = await store.putSigned(r.attestation);

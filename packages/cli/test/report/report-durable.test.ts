@@ -1,4 +1,4 @@
-// Journals of a durable run made from the command line (issue 19, sandbox-attest §13.7.2): `sbx run
+// Journals of a durable run made from the command line (issue 19, sandbox-attest §13.7.3): `sbx run
 // --store` keeps each interval's journal in the store as the nodes of its tree, so `sbx report RUN`
 // (no --journal) embeds every interval's events and the page's verification (checkRun, as the page
 // runs it) finds and checks each one from the root the attestation signs. A node changed in the

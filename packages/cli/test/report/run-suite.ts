@@ -94,7 +94,7 @@ export function runSuite(name: BrowserName): void {
 }
 
 async function validRun(): Promise<void> {
-  // No --journal: the store kept each interval's journal (§13.7.2), and the page walks and checks it.
+  // No --journal: the store kept each interval's journal (§13.7.3), and the page walks and checks it.
   const file = await report([run.recordPath, "--trust", HOST.did]);
   const o = await openReport(page, file);
   assert.deepEqual(o.fetched, [], "the page fetched nothing");
@@ -175,7 +175,7 @@ async function tampered(): Promise<void> {
     assert.equal(await colour(page, `${row} td`), "rgb(155, 44, 44)", "drawn in red");
     await shot(page, `run-tampered-${c.table}`);
   }
-  // A node of a stored journal (§13.7.2): sbx verify does not read journals, so the page alone
+  // A node of a stored journal (§13.7.3): sbx verify does not read journals, so the page alone
   // refuses it, with the node's code, and the interval's events are not shown.
   const root = run.journalRoots[1]!;
   const badJournal = file.replace(/\.html$/, "-journal.html");

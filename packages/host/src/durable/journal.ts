@@ -1,4 +1,4 @@
-// §13.7.2 on this host: each active interval's journal is kept in the run's store as the nodes of
+// §13.7.3 on this host: each active interval's journal is kept in the run's store as the nodes of
 // its tree (`journalNodes`), content-addressed objects found from the tree head the interval's
 // attestation signs. Kept before the attestation and its segment, each object durable before the
 // next step, so an executed segment never cites a journal that a crash lost; `sbx report RUN` then

@@ -1,4 +1,4 @@
-// §13.7.2 A journal kept in a store as the nodes of its own tree. Every node of the §8.1 tree is
+// §13.7.3 A journal kept in a store as the nodes of its own tree. Every node of the §8.1 tree is
 // content-addressed already: leaf i hashes to BLAKE3(0x00 ‖ JCS(eventᵢ)) and an interior node to
 // BLAKE3(0x01 ‖ left ‖ right), so the preimage of each hash is an object whose address is that hash.
 // Stored so, the journal of an interval is found from the tree head its attestation signs — no new

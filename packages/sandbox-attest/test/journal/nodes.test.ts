@@ -1,4 +1,4 @@
-// §13.7.2 journals kept as the nodes of their tree: the nodes journalNodes makes are exactly the
+// §13.7.3 journals kept as the nodes of their tree: the nodes journalNodes makes are exactly the
 // preimages of an independent restatement of the §8.1 tree (plain recursion, @noble/hashes BLAKE3,
 // not the library's Merkle code), readStoredJournal gives the events back from the signed head
 // alone, and every change to what the store holds is refused with its code.

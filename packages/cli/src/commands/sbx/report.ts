@@ -26,7 +26,7 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   (VALID, UNTRUSTED without a trusted key, INVALID with the code), a timeline of the segments, energy
   per segment by provenance with idle energy where the run was parked, the journal events and exec
   decisions of each interval (searchable), and the objects with their addresses. The journal of an
-  interval is the one the store keeps (durable runs keep each interval's, sandbox-attest §13.7.2),
+  interval is the one the store keeps (durable runs keep each interval's, sandbox-attest §13.7.3),
   walked from the root its attestation signs and checked node by node in the page.
   A fleet file (sbx fleet build): the receipt's verdict, the items by energy, and a membership proof
   checked in the page for any item the reader picks, or one the reader pastes.

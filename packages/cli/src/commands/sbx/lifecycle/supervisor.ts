@@ -180,7 +180,7 @@ export class Supervisor {
 
   async #record(sealed: SealedInterval): Promise<void> {
     const s = this.#i.store;
-    await keepJournal(s, sealed.journal); // §13.7.2: found from the tree head the attestation signs
+    await keepJournal(s, sealed.journal); // §13.7.3: found from the tree head the attestation signs
     await s.putSigned(sealed.receipt.envelope);
     faultPoint("durable:receipt-stored");
     await s.putSigned(sealed.attestation);
