@@ -47,7 +47,10 @@ export function unionExecGrant(scopes: readonly Scope[]): ExecGrant {
  * the granted digests that `given` allows (its allow list in allowlist mode; all in denylist mode)
  * and `given`'s deny list.
  */
-export function grantExecPolicy(scope: Scope | readonly Scope[], given: ExecPolicy | null): ExecPolicy | null {
+export function grantExecPolicy(
+  scope: Scope | readonly Scope[],
+  given: ExecPolicy | null,
+): ExecPolicy | null {
   const g = Array.isArray(scope) ? unionExecGrant(scope as readonly Scope[]) : execGrant(scope as Scope);
   if (g.kind === "unsaid" || g.kind === "any") return given;
   if (given === null) return makePolicy("allowlist", g.digests, []);
