@@ -25,6 +25,7 @@ interface EventLine {
   status: "ran" | "refused";
   code?: string;
   child?: string;
+  mint_seq?: number;
   exit?: number;
   run?: { outcome: { status: string }; energy: { total_uj: string }; grant: { spent_uj: string } };
 }
@@ -94,7 +95,8 @@ test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed 
       assert.equal(e.exit, 0);
       assert.equal(e.run!.outcome.status, "exited");
       assert.equal(e.run!.grant.spent_uj, e.run!.energy.total_uj);
-      // each ran in its own workspace, under its own minted child
+      // each ran in its own workspace, under its own minted child (out/<mint seq>: here seq = n)
+      assert.equal(e.mint_seq, e.n);
       assert.equal(readFileSync(s.p(`out/${e.n}/work/mark`), "utf8"), "ran\n");
       const chain = JSON.parse(readFileSync(s.p(`out/${e.n}/grant.chain`), "utf8")) as Envelope[];
       const leaf = payloadOf(chain.at(-1)!) as { mint?: { event: string }; holder: string };
