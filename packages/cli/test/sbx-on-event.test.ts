@@ -182,3 +182,29 @@ test("on-event: an event whose held grant has nothing left mints but starts no r
     rmSync(s.dir, { recursive: true, force: true });
   }
 });
+
+test("on-event and standing mint: usage errors and an older whole-file mint ledger exit 2", async () => {
+  const s = await setup("3/60000", "100J", "5J");
+  try {
+    const missing = await cli("sbx", ["on-event", "--standing", s.p("policy.json"), "--", "true"]);
+    assert.equal(missing.code, 2); // a usage error: the required options are named
+    const noCmd = await cli("sbx", [...s.args, "--events", s.p("none.jsonl")]);
+    assert.equal(noCmd.code, 2);
+    const noFile = await cli("sbx", [...s.args, "--events", s.p("none.jsonl"), "--", "true"]);
+    assert.equal(noFile.code, 2);
+    assert.match(noFile.err, /Unreadable/);
+    // A mint ledger of an older jcp (one JSON file) is not appended to: BadLedger, nothing minted.
+    writeFileSync(s.p("old-ledger.json"), JSON.stringify({ entries: [], events: [], children: [] }));
+    writeFileSync(s.p("ev.json"), JSON.stringify({ type: "push", source: "ci", at_ms: s.now }));
+    const old = await cli("jcp", [
+      ...["standing", "mint", "--key", s.p("alice.key"), "--policy", s.p("policy.json")],
+      ...["--held", s.p("held.chain"), "--ledger", s.p("old-ledger.json"), "--event", s.p("ev.json")],
+      ...["--out", s.p("child.chain")],
+    ]);
+    assert.equal(old.code, 2);
+    assert.match(old.err, /BadLedger/);
+    assert.equal(existsSync(s.p("child.chain")), false);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
