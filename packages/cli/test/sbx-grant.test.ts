@@ -9,7 +9,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { envelopeAddress, payloadOf, type Envelope } from "@sbx/wire";
+import { addressOf, envelopeAddress, payloadOf, type Envelope } from "@sbx/wire";
+import { grantsId } from "@sbx/jcp-grant/grant";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { hashFile } from "@sbx/host/gate";
@@ -316,5 +317,67 @@ test("a grant naming /exec/<digest> resources runs only those programs (the exec
     );
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("a grant set of two chains: grants_id binds both leaves, each governs its own resources, the energy is split in order", async () => {
+  const host = mkdtempSync("/var/tmp/sbx-grant-host-");
+  chmodSync(host, 0o755);
+  writeFileSync(join(host, "data"), "from-B\n", { mode: 0o644 });
+  // Chain A: the workspace, 0.05 J. Chain B: a host folder read-only, 100 J.
+  const s = await setup([["/fs/work/**", ["read", "write"]]], "50000");
+  try {
+    const b = await cli("jcp", [
+      ...["issue", "--key", s.p("root.key"), "--holder", s.p("alice.key"), "--resource", `/fs${host}/**`],
+      ...["--action", "read", "--uj", "100J", "--depth", "0", "--ttl", "86400000", "--out", s.p("b.chain")],
+    ]);
+    assert.equal(b.code, 0, b.err);
+    const chainA = JSON.parse(readFileSync(s.p("alice.chain"), "utf8")) as Envelope[];
+    const chainB = JSON.parse(readFileSync(s.p("b.chain"), "utf8")) as Envelope[];
+    writeFileSync(s.p("set.json"), JSON.stringify([chainA, chainB]));
+    const args = s.runArgs.map((a) => (a === s.p("alice.chain") ? s.p("set.json") : a));
+    const script = `cat ${host}/data; echo w > /work/w && echo wrote; (echo x > ${host}/new) 2>/dev/null && echo HOSTWRITE; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done`;
+    const r = await cli("sbx", [...args, "--json", "--out", s.p("out"), "--", "sh", "-c", script]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, "from-B\nwrote");
+    const j = JSON.parse(r.out) as RunJson & { grant: { shares: { chain: number; uj: string }[] } };
+    const leafA = addressOf(payloadOf(chainA.at(-1)!));
+    const leafB = addressOf(payloadOf(chainB.at(-1)!));
+    const att = JSON.parse(readFileSync(s.p("out/attestation.json"), "utf8")) as Envelope;
+    assert.equal(verifyAttestation(att).predicate.grants_id, grantsId([leafA, leafB]));
+    const total = BigInt(j.energy.total_uj);
+    assert.ok(total > 50_000n, `the loop drew ${total} µJ`);
+    assert.deepEqual(
+      j.grant.shares.map((x) => [x.chain, x.uj]),
+      [
+        [1, "50000"],
+        [2, (total - 50_000n).toString()],
+      ],
+    );
+    // jcp verify on each chain agrees: A spent its whole budget, B the rest; together the run's energy.
+    const spentOn = async (chain: string) => {
+      const v = await cli("jcp", [
+        ...[
+          "verify",
+          chain,
+          "--trust",
+          s.p("root.key"),
+          "--ledger",
+          s.p("ledger"),
+          "--host",
+          s.p("host.key"),
+        ],
+        "--json",
+      ]);
+      assert.equal(v.code, 0, v.err);
+      return BigInt((JSON.parse(v.out) as { ledger: { spent_uj: string } }).ledger.spent_uj);
+    };
+    const a = await spentOn(s.p("alice.chain"));
+    const bb = await spentOn(s.p("b.chain"));
+    assert.equal(a, 50_000n);
+    assert.equal(a + bb, total);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+    rmSync(host, { recursive: true, force: true });
   }
 });

@@ -25,6 +25,7 @@ interface EventLine {
   status: "ran" | "refused";
   code?: string;
   child?: string;
+  mint_seq?: number;
   exit?: number;
   run?: { outcome: { status: string }; energy: { total_uj: string }; grant: { spent_uj: string } };
 }
@@ -94,7 +95,8 @@ test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed 
       assert.equal(e.exit, 0);
       assert.equal(e.run!.outcome.status, "exited");
       assert.equal(e.run!.grant.spent_uj, e.run!.energy.total_uj);
-      // each ran in its own workspace, under its own minted child
+      // each ran in its own workspace, under its own minted child (out/<mint seq>: here seq = n)
+      assert.equal(e.mint_seq, e.n);
       assert.equal(readFileSync(s.p(`out/${e.n}/work/mark`), "utf8"), "ran\n");
       const chain = JSON.parse(readFileSync(s.p(`out/${e.n}/grant.chain`), "utf8")) as Envelope[];
       const leaf = payloadOf(chain.at(-1)!) as { mint?: { event: string }; holder: string };
@@ -176,6 +178,32 @@ test("on-event: an event whose held grant has nothing left mints but starts no r
     assert.notEqual(events[0]!.child, undefined); // it was minted: the mint ledger is the record
     assert.doesNotMatch(r.err, /ran/);
     assert.equal(readLedger(s.p("ledger")).receipts.length, 1);
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+test("on-event and standing mint: usage errors and an older whole-file mint ledger exit 2", async () => {
+  const s = await setup("3/60000", "100J", "5J");
+  try {
+    const missing = await cli("sbx", ["on-event", "--standing", s.p("policy.json"), "--", "true"]);
+    assert.equal(missing.code, 2); // a usage error: the required options are named
+    const noCmd = await cli("sbx", [...s.args, "--events", s.p("none.jsonl")]);
+    assert.equal(noCmd.code, 2);
+    const noFile = await cli("sbx", [...s.args, "--events", s.p("none.jsonl"), "--", "true"]);
+    assert.equal(noFile.code, 2);
+    assert.match(noFile.err, /Unreadable/);
+    // A mint ledger of an older jcp (one JSON file) is not appended to: BadLedger, nothing minted.
+    writeFileSync(s.p("old-ledger.json"), JSON.stringify({ entries: [], events: [], children: [] }));
+    writeFileSync(s.p("ev.json"), JSON.stringify({ type: "push", source: "ci", at_ms: s.now }));
+    const old = await cli("jcp", [
+      ...["standing", "mint", "--key", s.p("alice.key"), "--policy", s.p("policy.json")],
+      ...["--held", s.p("held.chain"), "--ledger", s.p("old-ledger.json"), "--event", s.p("ev.json")],
+      ...["--out", s.p("child.chain")],
+    ]);
+    assert.equal(old.code, 2);
+    assert.match(old.err, /BadLedger/);
+    assert.equal(existsSync(s.p("child.chain")), false);
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

@@ -29,13 +29,29 @@ export function execGrant(scope: Scope): ExecGrant {
 }
 
 /**
+ * unionExecGrant is what a grant set (several chains, each governing its own resources) grants to
+ * execute: every program when a leaf grants any; otherwise the union of the digests the leaves name
+ * (a leaf that names no /exec/ resource adds none); unsaid when no leaf names one.
+ */
+export function unionExecGrant(scopes: readonly Scope[]): ExecGrant {
+  const gs = scopes.map(execGrant);
+  if (gs.some((g) => g.kind === "any")) return { kind: "any" };
+  const said = gs.flatMap((g) => (g.kind === "digests" ? [g.digests] : []));
+  if (said.length === 0) return { kind: "unsaid" };
+  return { kind: "digests", digests: [...new Set(said.flat())] };
+}
+
+/**
  * grantExecPolicy returns the exec policy a run under `scope` is gated by, or null when neither the
  * grant nor `given` (the run's own --exec-policy) restricts execution. With both, an allowlist of
  * the granted digests that `given` allows (its allow list in allowlist mode; all in denylist mode)
  * and `given`'s deny list.
  */
-export function grantExecPolicy(scope: Scope, given: ExecPolicy | null): ExecPolicy | null {
-  const g = execGrant(scope);
+export function grantExecPolicy(
+  scope: Scope | readonly Scope[],
+  given: ExecPolicy | null,
+): ExecPolicy | null {
+  const g = Array.isArray(scope) ? unionExecGrant(scope as readonly Scope[]) : execGrant(scope as Scope);
   if (g.kind === "unsaid" || g.kind === "any") return given;
   if (given === null) return makePolicy("allowlist", g.digests, []);
   const allowed = given.mode === "allowlist" ? g.digests.filter((d) => given.allow.includes(d)) : g.digests;

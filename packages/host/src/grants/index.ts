@@ -6,5 +6,5 @@ export { budgetWatch, LIVE_PERIOD_MS } from "./live.ts";
 export type { BudgetWatch } from "./live.ts";
 export { loopbackPorts, startForwarders, NET_DIR } from "./netfwd.ts";
 export type { Forwarders } from "./netfwd.ts";
-export { execGrant, grantExecPolicy } from "./execscope.ts";
+export { execGrant, grantExecPolicy, unionExecGrant } from "./execscope.ts";
 export type { ExecGrant } from "./execscope.ts";

@@ -11,6 +11,7 @@ import {
   loopbackPorts,
   mapScope,
   requireWorkspace,
+  type ScopeMap,
   startForwarders,
   type BudgetWatch,
   type Forwarders,
@@ -21,10 +22,12 @@ import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import type { RunGate } from "./run-gate.ts";
 import type { RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
+
+type ExtraBind = NonNullable<SandboxOptions["binds"]>[number];
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { readPrincipal } from "../../keyfile.ts";
-import { readChain, readList } from "../jcp/lib/files.ts";
+import { readChain, readJson, readList } from "../jcp/lib/files.ts";
 import { amendedLeaf } from "./grantamend.ts";
 import { spendOn, verifiedLedger } from "../jcp/lib/spender.ts";
 
@@ -38,7 +41,10 @@ export const GRANT_OPTIONS = {
   amendments: { type: "string" },
 } as const;
 
-export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (root first, jcp §4.4): verified now against
+export const GRANT_HELP = `  --grant CHAIN|SET  run under a JCP grant chain file (root first, jcp §4.4), or a grant set file
+                   (a JSON list of chains: grants_id binds every leaf, each leaf governs its own
+                   resources, the energy is debited on the chains in order, each up to what is
+                   left along it; see sandbox-attest §5.6 item 7): verified now against
                    --trust, grants_id is its leaf's grant set; the leaf's /fs/… resources are the
                    only host paths bound in (read-only, writable with write; /fs/work/** is the
                    workspace and is required); /net/127.0.0.1/PORT with connect reaches that host
@@ -57,7 +63,10 @@ export const GRANT_HELP = `  --grant CHAIN    run under a JCP grant chain file (
 /** What a run under a grant chain was given and saw. */
 export interface GrantRun {
   readonly grantsId: Digest;
+  /** The first chain (the only one unless --grant names a set). */
   readonly chain: readonly EffectiveGrant[];
+  /** Every chain of the set, in the order given. */
+  readonly chains: readonly (readonly EffectiveGrant[])[];
   readonly watch: BudgetWatch;
   /** The remaining budget (µJ) along the chain when the run started. */
   readonly startRemaining: bigint;
@@ -82,7 +91,12 @@ export interface GrantRun {
 export interface GrantDebit {
   readonly ledger: string;
   readonly spent_uj: string;
+  /** The (first) spend receipt. */
   readonly receipt: Envelope;
+  /** Under a grant set: each chain's share of the interval, in the order debited. */
+  readonly shares?: readonly { chain: number; leaf: Digest; uj: string }[];
+  /** Under a grant set, when more than one chain was debited: every receipt, in that order. */
+  readonly receipts?: readonly Envelope[];
   readonly remaining_uj: string;
   readonly retries: number;
   /** The live check's metering period, and the most one period added (the overshoot bound). */
@@ -92,21 +106,74 @@ export interface GrantDebit {
 
 type Values = Record<string, unknown>;
 
-function minRemaining(chain: readonly EffectiveGrant[], used: (a: Digest) => bigint): bigint {
-  return chain.reduce(
-    (m, g) => {
-      const left = g.budget.uj - used(g.address);
-      return left < m ? left : m;
-    },
-    chain[0]!.budget.uj - used(chain[0]!.address),
-  );
+// How much of `amount` (every remaining µJ when absent) each chain of a set takes, filling the chains
+// in the order given: each takes what is left along its own path (its smallest remaining budget),
+// counting what earlier chains took from a grant they share, never below zero.
+function fill(
+  chains: readonly (readonly EffectiveGrant[])[],
+  used: (a: Digest) => bigint,
+  amount?: bigint,
+): bigint[] {
+  const taken = new Map<Digest, bigint>();
+  let rest = amount;
+  return chains.map((c) => {
+    let left: bigint | null = null;
+    for (const g of c) {
+      const l = g.budget.uj - used(g.address) - (taken.get(g.address) ?? 0n);
+      if (left === null || l < left) left = l;
+    }
+    const room = left !== null && left > 0n ? left : 0n;
+    const share = rest === undefined ? room : rest < room ? rest : room;
+    if (rest !== undefined) rest -= share;
+    for (const g of c) taken.set(g.address, (taken.get(g.address) ?? 0n) + share);
+    return share;
+  });
+}
+
+const sum = (xs: readonly bigint[]): bigint => xs.reduce((a, b) => a + b, 0n);
+
+/**
+ * readGrantArg reads --grant FILE: a chain file (a JSON list of grant envelopes, root first), or a
+ * grant set file (a JSON list of such chains, each a list): the chains the run is under, in order.
+ */
+function readGrantArg(path: string): Envelope[][] {
+  const v = readJson(path, "grant chain or set file");
+  if (Array.isArray(v) && v.length > 0 && v.every((c) => Array.isArray(c))) {
+    if (v.length > 256) throw new UsageError(`${path}: a grant set holds at most 256 chains`);
+    return (v as unknown[][]).map((c, i) => {
+      if (c.length === 0) throw new UsageError(`${path}: chain ${i + 1} is empty`);
+      return c as Envelope[];
+    });
+  }
+  return [readChain(path)];
+}
+
+// The union of the leaves' filesystem maps: the workspace writable when any leaf writes it,
+// read-only when any reads it; a host path bound once, writable when any leaf grants write.
+function unionMap(leaves: readonly EffectiveGrant[], folder: string): ScopeMap {
+  const maps = leaves.map((l) => mapScope(l.scope, folder));
+  const ws = maps.some((m) => m.workspace === "rw")
+    ? "rw"
+    : maps.some((m) => m.workspace === "ro")
+      ? "ro"
+      : null;
+  const binds = new Map<string, ExtraBind>();
+  for (const m of maps)
+    for (const b of m.binds) {
+      const had = binds.get(b.host);
+      binds.set(b.host, had ? { ...had, writable: had.writable || b.writable } : b);
+    }
+  return { workspace: ws, binds: [...binds.values()], unmapped: maps.flatMap((m) => m.unmapped) };
 }
 
 /**
  * prepareGrantRun reads --grant and its companions; null without --grant. Usage errors for a grant
  * without --trust, --ledger, --key or a sandbox; verifyChain's codes for a chain that does not
- * verify now; `GrantsInsufficient` when the leaf does not give the workspace; `BudgetExhausted`
- * (HostError) when nothing is left to spend.
+ * verify now; `GrantsInsufficient` when the leaves do not give the workspace; `BudgetExhausted`
+ * (HostError) when nothing is left to spend. --grant may name a grant set file (several chains):
+ * grants_id binds every leaf (jcp §4.1 grant sets), each chain's leaf governs its own resources
+ * (the union is what the sandbox reaches), and the budget is what is left along the chains filled
+ * in order, each interval's energy debited on them in that order (sandbox-attest §5.6 item 7).
  */
 export function prepareGrantRun(
   v: Values,
@@ -122,25 +189,34 @@ export function prepareGrantRun(
   if (!keyGiven) throw new UsageError("--grant needs --key (the metering host that signs the debits)");
   if (sandbox === null) throw new UsageError("--grant runs in a sandbox: it cannot take --unsandboxed");
   const ledgerPath = v.ledger;
-  const envs = readChain(path);
+  const envSet = readGrantArg(path);
+  const amendments = typeof v.amendments === "string" ? v.amendments : undefined;
+  if (amendments !== undefined && envSet.length > 1)
+    throw new UsageError("--amendments is the log of one chain's leaf: it takes a chain file, not a set");
   const revocations = readList(typeof v.revocations === "string" ? v.revocations : undefined);
   const hosts = [
     hostKey.did,
     ...((v["ledger-host"] as string[] | undefined) ?? []).map((h) => readPrincipal(h, "--ledger-host")),
   ];
   const opts = { roots, hosts, ...(revocations ? { revocations } : {}) };
-  const { grants } = verifyChain(envs, { roots, at_ms: Date.now(), ...(revocations ? { revocations } : {}) });
-  const leaf = grants[grants.length - 1]!;
+  const at_ms = Date.now();
+  const chains = envSet.map(
+    (envs) => verifyChain(envs, { roots, at_ms, ...(revocations ? { revocations } : {}) }).grants,
+  );
+  const leaves = chains.map((g) => g[g.length - 1]!);
+  if (new Set(leaves.map((l) => l.address)).size !== leaves.length)
+    throw new UsageError(`${path}: a grant set names each leaf once`);
+  const envs = envSet[0]!;
+  const grants = chains[0]!;
   const folder = sandbox.workspaceFolder ?? "/work";
-  const map = mapScope(leaf.scope, folder);
+  const map = unionMap(leaves, folder);
   const mode = requireWorkspace(map, folder);
-  const amendments = typeof v.amendments === "string" ? v.amendments : undefined;
-  // The chain in force now: the leaf as its issuer's amendments leave it (jcp §4.7), re-read each time.
-  const inForce = (): readonly EffectiveGrant[] =>
-    amendments === undefined ? grants : [...grants.slice(0, -1), amendedLeaf(envs, amendments)];
+  // The chains in force now: a single chain's leaf as its issuer's amendments leave it (jcp §4.7).
+  const inForce = (): readonly (readonly EffectiveGrant[])[] =>
+    amendments === undefined ? chains : [[...grants.slice(0, -1), amendedLeaf(envs, amendments)]];
   const remainingNow = (): bigint => {
     const { ledger } = verifiedLedger(ledgerPath, opts);
-    return minRemaining(inForce(), (a) => ledger.used(a).uj);
+    return sum(fill(inForce(), (a) => ledger.used(a).uj));
   };
   const startRemaining = remainingNow();
   if (startRemaining <= 0n)
@@ -153,12 +229,13 @@ export function prepareGrantRun(
       return 0n;
     }
   });
-  const ports = loopbackPorts(leaf.scope);
+  const ports = [...new Set(leaves.flatMap((l) => loopbackPorts(l.scope)))].sort((a, b) => a - b);
   let fwd: Forwarders | null = null;
   const base: SandboxOptions = { ...sandbox, binds: map.binds, workspaceReadOnly: mode === "ro" };
   return {
-    grantsId: grantsId([leaf.address]),
+    grantsId: grantsId(leaves.map((l) => l.address)),
     chain: grants,
+    chains,
     watch,
     startRemaining,
     ports,
@@ -171,7 +248,10 @@ export function prepareGrantRun(
       await fwd?.stop();
     },
     gateWith(given, policyFlag) {
-      const execPolicy = grantExecPolicy(leaf.scope, given?.execPolicy ?? null);
+      const execPolicy = grantExecPolicy(
+        leaves.map((l) => l.scope),
+        given?.execPolicy ?? null,
+      );
       if (execPolicy === null || execPolicy === given?.execPolicy) return given;
       const why = gateUnavailableReason();
       if (why !== null)
@@ -183,17 +263,42 @@ export function prepareGrantRun(
     },
     debit(r) {
       const uj = r.receipt.receipt.total_uj;
-      const req = {
-        uj,
-        wall_ms: r.interval.end_ms - r.interval.start_ms,
-        cites: { attestation: r.address, energy: r.receiptAddress },
-      };
-      const { state, receipt, retries } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
-      const left = minRemaining(inForce(), (a) => state.ledger.used(a).uj);
+      const total = BigInt(uj);
+      const wall_ms = r.interval.end_ms - r.interval.start_ms;
+      const cites = { attestation: r.address, energy: r.receiptAddress };
+      // Shares in the order of the chains; what no chain has room for goes on the last one, whose
+      // spend is then refused (Overspend) after the others are recorded.
+      const before = verifiedLedger(ledgerPath, opts).ledger;
+      const shares = fill(inForce(), (a) => before.used(a).uj, total);
+      shares[shares.length - 1] = shares[shares.length - 1]! + total - sum(shares);
+      let spends = shares.map((share, i) => ({ i, share })).filter((x) => x.share > 0n);
+      if (spends.length === 0) spends = [{ i: 0, share: 0n }];
+      const receipts: Envelope[] = [];
+      let retries = 0;
+      let state: ReturnType<typeof verifiedLedger> | null = null;
+      for (const { i, share } of spends) {
+        const req = { uj: share.toString(), wall_ms, calls: 1, cites };
+        const done = spendOn(ledgerPath, envSet[i]!, hostKey, req, opts, () => Date.now());
+        receipts.push(done.receipt);
+        retries += done.retries;
+        state = done.state;
+      }
+      const after = state!.ledger;
+      const left = sum(fill(inForce(), (a) => after.used(a).uj));
       return {
         ledger: ledgerPath,
         spent_uj: uj,
-        receipt,
+        receipt: receipts[0]!,
+        ...(envSet.length > 1
+          ? {
+              shares: spends.map(({ i, share }) => ({
+                chain: i + 1,
+                leaf: leaves[i]!.address,
+                uj: share.toString(),
+              })),
+            }
+          : {}),
+        ...(receipts.length > 1 ? { receipts } : {}),
         remaining_uj: left.toString(),
         retries,
         period_ms: watch.periodMs,

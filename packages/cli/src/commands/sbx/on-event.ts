@@ -68,7 +68,8 @@ const help = `usage: sbx on-event --standing POLICY --held CHAIN --minter FILE -
   --trust DID|FILE trusted root issuer of the held chain (repeatable)
   --ledger DIR     the spend ledger every run is debited on
   --events FILE|-  the events, one per line (default: standard input)
-  --out DIR        keep each event's child chain, workspace and record in DIR/<n>/
+  --out DIR        keep each minted child's chain, workspace and record in DIR/<mint seq>/ (the
+                   entry's position in the mint ledger, so a later invocation never reuses one)
                    (grant.chain, work/, run/ as sbx run --out writes it)
   --memory, --cpus, --pids, --timeout-ms  as sbx run, for every run
   --json           one JSON object per event as it is handled, then a summary object
@@ -141,7 +142,7 @@ export const command: Command = {
       seq: number,
       chain: readonly Envelope[],
     ) => {
-      const dir = join(v.out ?? scratch!, String(n));
+      const dir = join(v.out ?? scratch!, String(seq));
       mkdirSync(dir, { recursive: true });
       const chainFile = join(dir, "grant.chain");
       writeJson(chainFile, chain);
