@@ -14,13 +14,7 @@ import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { faultPoint } from "@sbx/host/store";
 import { restoreRun, snapshotRun, type RunStore } from "../../../runstore.ts";
-import {
-  checkEnvironment,
-  hostOffer,
-  idleEnergy,
-  readVerifiedRun,
-  takeRunLock,
-} from "@sbx/host/durable";
+import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo } from "./paths.ts";
