@@ -4,7 +4,13 @@
 // smallest remaining budget along the chain is enforced while the unit runs (a live check of the
 // meter, host/src/grants/live.ts), and the interval's energy is debited on the grant's spend ledger
 // as a receipt signed by the host key, citing the interval's energy receipt and attestation.
-import { grantsId, verifyChain, type EffectiveGrant } from "@sbx/jcp-grant/grant";
+import {
+  grantsId,
+  JcpError,
+  verifyChain,
+  type EffectiveGrant,
+  type SpendRequest,
+} from "@sbx/jcp-grant/grant";
 import {
   budgetWatch,
   loopbackPorts,
@@ -62,6 +68,23 @@ export interface GrantRun {
   close(): Promise<void>;
   /** Debits the interval on the ledger; returns the spend's summary. */
   debit(r: RunUnitResult): GrantDebit;
+  /** The ledger as a durable run's debits use it (lifecycle/granted.ts). */
+  readonly ledger: GrantLedger;
+}
+
+/** A grant's ledger and chain, for a durable run that debits several intervals and idle energy. */
+export interface GrantLedger {
+  readonly path: string;
+  /** The chain's envelopes, root first. */
+  readonly envs: readonly Envelope[];
+  /** Records one spend (spendOn's refusals); returns its receipt and what is left along the chain. */
+  spend(req: SpendRequest): { receipt: Envelope; remaining_uj: bigint };
+  /** The receipts on the ledger now, verified. */
+  receipts(): readonly Envelope[];
+  /** The chain verified now with the leaf in force (jcp §4.4, §4.5, §4.7): Revoked, Expired, …. */
+  verifyNow(): void;
+  /** The smallest remaining budget along the chain in force (µJ). */
+  remaining(): bigint;
 }
 
 /** What the debit recorded. */
@@ -142,7 +165,26 @@ export function prepareGrantRun(
   const ports = loopbackPorts(leaf.scope);
   let fwd: Forwarders | null = null;
   const base: SandboxOptions = { ...sandbox, binds: map.binds, workspaceReadOnly: mode === "ro" };
+  const ledger: GrantLedger = {
+    path: ledgerPath,
+    envs,
+    spend(req) {
+      const { state, receipt } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
+      return { receipt, remaining_uj: minRemaining(inForce(), (a) => state.ledger.used(a).uj) };
+    },
+    receipts: () => verifiedLedger(ledgerPath, opts).ledger.receipts,
+    verifyNow() {
+      // The revocation list is read again: a revocation after the run started counts.
+      const now = readList(typeof v.revocations === "string" ? v.revocations : undefined);
+      verifyChain(envs, { roots, at_ms: Date.now(), ...(now ? { revocations: now } : {}) });
+      const leaf = inForce()[inForce().length - 1]!;
+      if (Date.now() >= leaf.exp_ms)
+        throw new JcpError("Expired", `the grant in force expired at ${String(leaf.exp_ms)}`);
+    },
+    remaining: remainingNow,
+  };
   return {
+    ledger,
     grantsId: grantsId([leaf.address]),
     chain: grants,
     watch,

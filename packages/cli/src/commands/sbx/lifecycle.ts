@@ -9,6 +9,7 @@ import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
+import { GRANT_OPTIONS } from "./grant.ts";
 
 const STORE_HELP = `  --store DIR      the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
 
@@ -64,6 +65,11 @@ const resume: Command = {
   --key FILE       this host's key (default: the store's host-key.pem, made on first use)
   --workspace DIR  restore into DIR (absent or empty) instead of a fresh directory
   --detach         supervise the restored sandbox in the background; print the run id and return
+  A run started under --grant resumes only under its grant in force (jcp §4.5, §4.7), with the
+  same --trust and --ledger (and --revocations, --amendments, --ledger-host) as sbx run; the chain
+  is the one the run names (or --grant CHAIN, the same grant set). Refused: Revoked, Expired,
+  BudgetExhausted (an amendment below what is spent included). The idle energy is debited on the
+  ledger citing the resumed segment, and debits a crash left owed are made once.
 ${STORE_HELP}
 exit: 0 resumed (and, in the foreground, the command exited 0 or the run was parked or closed),
       1 refused or the command failed, 2 usage error`,
@@ -73,6 +79,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
       key: { type: "string" },
       workspace: { type: "string" },
       detach: { type: "boolean" },
+      ...GRANT_OPTIONS,
     });
     const dash = args.indexOf("--");
     const cmd = dash < 0 ? [] : args.slice(dash + 1);
@@ -90,7 +97,15 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     if (values.detach === true) return spawnDetached(store.root, ["resume", ...args], io);
     const hostKey = hostKeyOf(store.root, values.key);
     const end = await resumeByRestore(
-      { store, id, hostKey, cmd, sandbox: {}, ...(values.workspace ? { workspace: values.workspace } : {}) },
+      {
+        store,
+        id,
+        hostKey,
+        cmd,
+        sandbox: {},
+        ...(values.workspace ? { workspace: values.workspace } : {}),
+        grantValues: values,
+      },
       io,
     );
     return exitOf(end);
