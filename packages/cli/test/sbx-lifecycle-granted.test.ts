@@ -147,3 +147,47 @@ test("a durable run under a grant: every interval and the idle energy debited; s
     rmSync(g.dir, { recursive: true, force: true });
   }
 });
+
+test("a debit a crash left owed is made once at the next resume; a revoked grant refuses the resume", async () => {
+  const g = await granted("100J");
+  try {
+    const { store, id } = await startAgent(g);
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    // The state a SIGKILL between the segment's append and its debit leaves: the debit's entry,
+    // the last of the append-only ledger, never written.
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 1, "the first debit");
+    rmSync(g.p("ledger/000000000001"));
+    const bare = await sbx(["resume", id, "--store", store, "--workspace", g.p("wsx")]);
+    assert.equal(bare.code, 2, "a run under grants needs --trust and --ledger to resume");
+    const ws2 = g.p("ws2");
+    const res = await sbx(["resume", id, "--store", store, "--workspace", ws2, "--detach", ...g.flags]);
+    assert.equal(res.code, 0, res.err);
+    assert.equal(ledgerSpends(g.p("ledger")).length, 1, "the owed debit, made once");
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 2, "the second interval's debit");
+    const cited = ledgerSpends(g.p("ledger")).map((s) => s.cites?.attestation);
+    assert.equal(new Set(cited).size, 2, "no segment debited twice");
+    // Revoked by its issuer: the parked run does not resume, and nothing is appended.
+    const rv = await jcp([
+      "revoke",
+      "--key",
+      g.p("root.key"),
+      "--chain",
+      g.p("alice.chain"),
+      "--list",
+      g.p("revoked"),
+    ]);
+    assert.equal(rv.code, 0, rv.err);
+    const before = await kinds(store, id);
+    const refused = await sbx(["resume", id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /Revoked/);
+    assert.deepEqual(await kinds(store, id), before);
+    assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+    const { run, led } = await verifyTotals(g, store, id);
+    assert.equal(run.valid, true);
+    assert.equal(led.spent_uj, run.energy.total_uj);
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+});
