@@ -191,3 +191,29 @@ test("a debit a crash left owed is made once at the next resume; a revoked grant
     rmSync(g.dir, { recursive: true, force: true });
   }
 });
+
+test("a durable interval is held to the grant's budget live: a burner under 2 J is stopped BudgetExhausted and debited", async () => {
+  const g = await granted("2J");
+  try {
+    const store = g.p("store");
+    const ws = workspaceWithAgent(g.p("ws"));
+    const r = await sbx([
+      ...["run", "--store", store, "--workspace", ws, "--grant", g.p("alice.chain"), ...g.flags],
+      ...["--", "sh", "-c", "while :; do :; done"],
+    ]);
+    assert.equal(r.code, 1, r.err);
+    const id = runIdOf(r.out);
+    const fs = FileStore.open(store, { readOnly: true });
+    const seg = decodeRecord((await fs.readRecordBytes(id))!).record.segments[0];
+    assert.equal(seg?.kind, "executed");
+    const p = verifyAttestation(await fs.getSigned(seg.attestation)).predicate;
+    assert.equal(p.outcome.status === "spawn_failed" ? null : p.outcome.stopped, "BudgetExhausted");
+    const spends = ledgerSpends(g.p("ledger"));
+    assert.deepEqual(
+      spends.map((s) => [s.uj, s.cites?.attestation]),
+      [[p.energy.total_uj, seg.attestation]],
+    );
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+});
