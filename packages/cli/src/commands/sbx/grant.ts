@@ -4,7 +4,13 @@
 // smallest remaining budget along the chain is enforced while the unit runs (a live check of the
 // meter, host/src/grants/live.ts), and the interval's energy is debited on the grant's spend ledger
 // as a receipt signed by the host key, citing the interval's energy receipt and attestation.
-import { grantsId, verifyChain, type EffectiveGrant } from "@sbx/jcp-grant/grant";
+import {
+  grantsId,
+  JcpError,
+  verifyChain,
+  type EffectiveGrant,
+  type SpendRequest,
+} from "@sbx/jcp-grant/grant";
 import {
   budgetWatch,
   grantExecPolicy,
@@ -85,6 +91,23 @@ export interface GrantRun {
    * run here (the run is refused, never run ungated); a usage error when --policy names another.
    */
   gateWith(given: RunGate | null, policyFlag: string | undefined): RunGate | null;
+  /** The ledger as a durable run's debits use it (lifecycle/granted.ts); one chain, not a set. */
+  readonly ledger: GrantLedger;
+}
+
+/** A grant's ledger and chain, for a durable run that debits several intervals and idle energy. */
+export interface GrantLedger {
+  readonly path: string;
+  /** The chain's envelopes, root first. */
+  readonly envs: readonly Envelope[];
+  /** Records one spend (spendOn's refusals); returns its receipt and what is left along the chain. */
+  spend(req: SpendRequest): { receipt: Envelope; remaining_uj: bigint };
+  /** The receipts on the ledger now, verified. */
+  receipts(): readonly Envelope[];
+  /** The chain verified now with the leaf in force (jcp §4.4, §4.5, §4.7): Revoked, Expired, …. */
+  verifyNow(): void;
+  /** The smallest remaining budget along the chain in force (µJ). */
+  remaining(): bigint;
 }
 
 /** What the debit recorded. */
@@ -232,7 +255,30 @@ export function prepareGrantRun(
   const ports = [...new Set(leaves.flatMap((l) => loopbackPorts(l.scope)))].sort((a, b) => a - b);
   let fwd: Forwarders | null = null;
   const base: SandboxOptions = { ...sandbox, binds: map.binds, workspaceReadOnly: mode === "ro" };
+  const ledger: GrantLedger = {
+    path: ledgerPath,
+    envs,
+    spend(req) {
+      // A durable run's debits go on one chain (lifecycle/start.ts refuses a set for durable runs).
+      if (envSet.length > 1) throw new UsageError("a durable run takes one grant chain, not a grant set");
+      const { state, receipt } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
+      return { receipt, remaining_uj: sum(fill(inForce(), (a) => state.ledger.used(a).uj)) };
+    },
+    receipts: () => verifiedLedger(ledgerPath, opts).ledger.receipts,
+    verifyNow() {
+      // The revocation list is read again: a revocation after the run started counts.
+      const now = readList(typeof v.revocations === "string" ? v.revocations : undefined);
+      for (const c of envSet) verifyChain(c, { roots, at_ms: Date.now(), ...(now ? { revocations: now } : {}) });
+      for (const c of inForce()) {
+        const leaf = c[c.length - 1]!;
+        if (Date.now() >= leaf.exp_ms)
+          throw new JcpError("Expired", `the grant in force expired at ${String(leaf.exp_ms)}`);
+      }
+    },
+    remaining: remainingNow,
+  };
   return {
+    ledger,
     grantsId: grantsId(leaves.map((l) => l.address)),
     chain: grants,
     chains,

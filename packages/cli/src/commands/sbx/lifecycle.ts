@@ -9,6 +9,7 @@ import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
+import { GRANT_OPTIONS } from "./grant.ts";
 
 const STORE_HELP = `  --store DIR|URL  the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                    postgres://… is the PostgreSQL store shared by many hosts (local state: $SBX_LOCAL_DIR)`;
@@ -69,6 +70,11 @@ const resume: Command = {
                    hold it with the same bytes (else ImageNotInStore, ImageDigestMismatch), and the
                    workspace is restored onto that image's verified rootfs, with the manifest's env,
                    user, workspace folder and limits (default: images/ in the run store)
+  A run started under --grant resumes only under its grant in force (jcp §4.5, §4.7), with the
+  same --trust and --ledger (and --revocations, --amendments, --ledger-host) as sbx run; the chain
+  is the one the run names (or --grant CHAIN, the same grant set). Refused: Revoked, Expired,
+  BudgetExhausted (an amendment below what is spent included). The idle energy is debited on the
+  ledger citing the resumed segment, and debits a crash left owed are made once.
 ${STORE_HELP}
 exit: 0 resumed (and, in the foreground, the command exited 0 or the run was parked or closed),
       1 refused or the command failed, 2 usage error`,
@@ -79,6 +85,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
       workspace: { type: "string" },
       detach: { type: "boolean" },
       images: { type: "string" },
+      ...GRANT_OPTIONS,
     });
     const dash = args.indexOf("--");
     const cmd = dash < 0 ? [] : args.slice(dash + 1);
@@ -104,6 +111,7 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
         sandbox: {},
         ...(values.workspace ? { workspace: values.workspace } : {}),
         ...(values.images ? { images: values.images } : {}),
+        grantValues: values,
       },
       io,
     );

@@ -291,9 +291,6 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const gate = gateOpt(values["exec-policy"], values.steward, policyFlag, values.unsandboxed !== true);
     const policy = gate?.policy ?? policyFlag ?? NONE;
     const durable = isDurable(values);
-    // Fail closed: a durable run does not yet apply a grant, so it refuses one.
-    if (durable && values.grant !== undefined)
-      throw new UsageError("a durable run (--durable, --store, --detach) does not take --grant yet");
     // Last, once every other flag is valid: it may create the default workspace.
     const plain = sandboxOpts(values);
     const sandbox =

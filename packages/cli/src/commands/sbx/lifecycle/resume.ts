@@ -22,6 +22,7 @@ import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { durableImageSandbox } from "./image.ts";
 import { policyOfRun } from "./governed.ts";
+import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -64,6 +65,8 @@ export interface RestoreInput {
   readonly workspace?: string;
   /** §14.9.7 The image store holding the image the run's manifest pins (`--images`). */
   readonly images?: string;
+  /** sbx resume's grant options (--trust, --ledger, …), for a run under grants (granted-resume.ts). */
+  readonly grantValues?: Readonly<Record<string, unknown>>;
 }
 
 /** resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends. */
@@ -72,6 +75,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
   const lock = takeRunLock(paths.lock);
   let ws: string | null = null;
   let appended = false;
+  let granted: ResumeGrant | null = null;
   try {
     const vr = await readVerifiedRun(r.store, r.id);
     const rec = vr.record;
@@ -91,6 +95,8 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     const gated = await policyOfRun(r.store, unit, vr);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
     const { offered, bytes } = await restoreOffered(r.store, ref, ws);
+    // jcp §4.5, §4.7: a run under grants resumes only under its grant in force (granted-resume.ts).
+    granted = await grantOfRun({ ...r, sandbox }, unit, rec, ws, (l) => io.err(`sbx: ${l}`));
     writeInfo(paths, { workspace: ws });
     const last = rec.segments[rec.segments.length - 1];
     const parkedAt = last?.kind === "suspended" ? last.at_ms : Date.now();
@@ -99,6 +105,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     const head = await resumeRun(r.store, r.id, { offered, env: { satisfies: () => sat.ok }, idle, atMs });
     appended = true;
     faultPoint("durable:resumed-appended");
+    await granted?.governance.resumed(head, BigInt(idle.uj));
     io.err(
       `sbx: resumed ${r.id} from snapshot ${ref.fs_root} into ${ws}; idle ${idle.uj} µJ estimated (${idle.source})`,
     );
@@ -115,18 +122,22 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
       policy: gated.policy,
       ...(gated.execPolicy !== undefined ? { execPolicy: gated.execPolicy } : {}),
       hostKey: r.hostKey,
-      sandbox: { ...sandbox, workspace: ws },
+      sandbox: granted?.sandbox ?? { ...sandbox, workspace: ws },
       chain: vr.chain,
       paths,
       lock,
       onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
       say: (l) => io.err(`sbx: ${l}`),
+      ...(granted ? { governance: granted.governance } : {}),
     });
     io.out(`run ${r.id}`);
     notifyDetached(r.id);
-    return await sup.ended;
+    const end = await sup.ended;
+    await granted?.close();
+    return end;
   } catch (e) {
     lock.release();
+    await granted?.close();
     // Before the append nothing is recorded, so the restored tree goes; after it, it is the run's.
     if (!appended && ws !== null && r.workspace === undefined)
       rmSync(join(ws, ".."), { recursive: true, force: true });

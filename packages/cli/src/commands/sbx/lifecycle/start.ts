@@ -16,6 +16,8 @@ import { spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { storePolicy } from "./governed.ts";
+import { prepareGrantRun } from "../grant.ts";
+import { governanceOf, storeChain } from "./granted.ts";
 import type { RunGate } from "../run-gate.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
@@ -60,24 +62,37 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       `this host does not satisfy manifest ${d.manifest}: ${JSON.stringify(sat.mismatches)}`,
     );
   // §14.9 The manifest's image is the run's system (already applied for --manifest FILE).
-  const sandbox =
+  const imageSandbox =
     d.sandbox.image !== undefined
       ? d.sandbox
       : await durableImageSandbox(store, d.manifest, d.values.images as string | undefined, d.sandbox, false);
+  // --grant CHAIN (jcp §4.4): verified now; its grant set is the run's (granted.ts).
+  const grant = prepareGrantRun(d.values, hostKey, true, imageSandbox);
+  if (grant && d.values.grants !== undefined)
+    throw new UsageError("--grant computes grants_id: drop --grants");
+  if (grant && grant.chains.length > 1)
+    throw new UsageError("a durable run takes one grant chain, not a grant set");
+  const grantsId = grant?.grantsId ?? d.grantsId;
   const nonce = randomBytes(16).toString("hex");
-  const labels = { nonce, ...(await storePolicy(store, d.gate ?? null)) };
+  const labels = {
+    nonce,
+    ...(await storePolicy(store, d.gate ?? null)),
+    ...(grant ? await storeChain(store, grant.ledger.envs) : {}),
+  };
   const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels });
   const uid = unitId(unit);
   if ((await store.putObject(canonicalBytes(unit))) !== uid)
     throw new Error("unit stored under another address");
   // "No manifest" is the address of {}: stored too, so a verifier finds every object the run cites.
   if (d.manifest === NO_MANIFEST) await store.putObject(canonicalBytes({}));
-  const id = await store.createRecord(uid, d.grantsId);
+  const id = await store.createRecord(uid, grantsId);
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
-  writeInfo(paths, { workspace: sandbox.workspace });
+  writeInfo(paths, { workspace: imageSandbox.workspace });
   let sup: Supervisor;
+  const say = (l: string) => io.err(`sbx: ${l}`);
   try {
+    const sandbox = grant ? await grant.open() : imageSandbox;
     sup = await Supervisor.start({
       store,
       id,
@@ -85,22 +100,28 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       argv: d.argv,
       unit,
       unitId: uid,
-      grantsId: d.grantsId,
+      grantsId,
       manifest: d.manifest,
       policy: d.policy,
       hostKey,
       sandbox,
-      chain: startEnergyChain(uid, d.grantsId),
+      chain: startEnergyChain(uid, grantsId),
       paths,
       lock,
       ...(d.maxLevel !== undefined ? { maxLevel: d.maxLevel } : {}),
       ...(d.gate ? { execPolicy: d.gate.execPolicy } : {}),
       onOutput: (s, data) => writeBytes(io, s === "stdout" ? "out" : "err", data),
-      say: (l) => io.err(`sbx: ${l}`),
+      say,
+      ...(grant ? { governance: governanceOf(store, id, grant, say) } : {}),
     });
   } catch (e) {
     lock.release();
+    await grant?.close();
     throw e;
+  }
+  if (grant) {
+    void sup.ended.then(() => grant.close());
+    say(`under grants ${grantsId}: ${String(grant.startRemaining)} µJ left, debited on ${grant.ledger.path}`);
   }
   io.out(`run ${id}`);
   io.err(`sbx: run ${id} in ${store.root}, workspace ${d.sandbox.workspace}, host ${hostKey.did}`);

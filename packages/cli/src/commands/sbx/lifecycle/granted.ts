@@ -1,0 +1,131 @@
+// A durable run (§13) under a JCP grant chain (jcp §4.3–§4.7): the chain is stored by address and
+// named by the unit (label grant_chain, host/src/durable/cited.ts); grants_id is the run's grant
+// set, in head₀ and every attestation; the leaf's scope makes the sandbox's binds and network as for
+// a one-shot run (../grant.ts); each executed interval is watched live (BudgetExhausted).
+//
+// Debits cite what they pay for, and are made by reconciling the record with the ledger: every
+// executed segment's interval (cites {attestation, energy}: the attestation and its energy
+// receipt) and every resumed segment's idle energy (cites {attestation: the resumed segment's
+// address, energy: the address of its idle figure}) that no receipt on the ledger cites yet is
+// debited, once. Reconciling after each append, at each resume and at close means a crash between
+// a segment's append and its debit loses nothing and doubles nothing: the next reconcile finds the
+// segment without its debit and debits it. A debit the ledger refuses (Overspend: the unit's power
+// rose past the live bound, or another writer spent meanwhile) is reported; the energy stays
+// attested and the next reconcile tries it again.
+import { addressOf, canonicalBytes, parseCanonical, type Digest, type Envelope } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { SandboxAttestError, type ResumedSegment } from "@sbx/sandbox-attest/runrecord";
+import { readRun } from "@sbx/sandbox-attest/store";
+import type { SpendRequest } from "@sbx/jcp-grant/grant";
+import { HostError } from "@sbx/host";
+import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
+import type { FileStore } from "@sbx/host/store";
+import type { GrantLedger, GrantRun } from "../grant.ts";
+import type { Governance } from "./supervisor.ts";
+
+/** storeChain stores the chain's envelopes and returns the unit label that names them. */
+export async function storeChain(
+  store: FileStore,
+  envs: readonly Envelope[],
+): Promise<Record<string, string>> {
+  return { [GRANT_CHAIN_LABEL]: await store.putObject(canonicalBytes(envs)) };
+}
+
+/** idleCites: what a debit of a resumed segment's idle energy cites. */
+export function idleCites(seg: ResumedSegment): { attestation: Digest; energy: Digest } {
+  const { idle_uj, idle_provenance, idle_source, idle_basis } = seg;
+  const figure = { idle_uj, idle_provenance, idle_source, ...(idle_basis ? { idle_basis } : {}) };
+  return { attestation: addressOf(seg), energy: addressOf(figure) };
+}
+
+function citedOn(receipts: readonly Envelope[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of receipts) {
+    const p = parseCanonical(Buffer.from(r.payload, "base64")) as { cites?: { attestation?: string } };
+    if (p.cites?.attestation !== undefined) out.add(p.cites.attestation);
+  }
+  return out;
+}
+
+/** The spends the record owes the ledger: its segments that no receipt cites yet, in record order. */
+async function owed(store: FileStore, id: Digest, cited: Set<string>): Promise<SpendRequest[]> {
+  const out: SpendRequest[] = [];
+  for (const seg of (await readRun(store, id)).segments)
+    if (seg.kind === "executed" && !cited.has(seg.attestation)) {
+      const env = await store.getSigned(seg.attestation);
+      if (env === null) throw new SandboxAttestError("ObjectMissing", `attestation ${seg.attestation}`);
+      const p = verifyAttestation(env).predicate;
+      const wall_ms = p.interval.end_ms - p.interval.start_ms;
+      out.push({
+        uj: p.energy.total_uj,
+        wall_ms,
+        cites: { attestation: seg.attestation, energy: p.energy.receipt },
+      });
+    } else if (seg.kind === "resumed" && BigInt(seg.idle_uj) > 0n) {
+      const cites = idleCites(seg);
+      if (!cited.has(cites.attestation)) out.push({ uj: seg.idle_uj, calls: 0, wall_ms: 0, cites });
+    }
+  return out;
+}
+
+/** The spends reconcile made and the ones the ledger refused. */
+export interface Reconciled {
+  readonly debited: number;
+  readonly refused: readonly string[];
+}
+
+/**
+ * reconcile debits, once each, the run's segments that the ledger does not yet cite (the file
+ * comment). Refusals by the ledger are returned (their codes), not thrown; a record or ledger
+ * that does not verify throws.
+ */
+export async function reconcile(store: FileStore, id: Digest, ledger: GrantLedger): Promise<Reconciled> {
+  const refused: string[] = [];
+  let debited = 0;
+  for (const req of await owed(store, id, citedOn(ledger.receipts())))
+    try {
+      ledger.spend(req);
+      debited++;
+    } catch (e) {
+      refused.push(`${(e as { code?: string }).code ?? "Error"} on ${req.cites?.attestation ?? ""}`);
+    }
+  return { debited, refused };
+}
+
+/**
+ * mayResume (jcp §4.5, §4.7) refuses a resume that the grant in force no longer allows: the chain
+ * revoked (`Revoked`) or expired, the amended leaf's expiry included (`Expired`), or nothing left of
+ * the budget along it, an amendment below what is spent included (`BudgetExhausted`).
+ */
+export function mayResume(ledger: GrantLedger): void {
+  ledger.verifyNow();
+  if (ledger.remaining() <= 0n)
+    throw new HostError("BudgetExhausted", `nothing is left of the grants' budget on ${ledger.path}`);
+}
+
+/** governanceOf: the supervisor's hooks for run `id` under `grant` (the file comment). */
+export function governanceOf(
+  store: FileStore,
+  id: Digest,
+  grant: GrantRun,
+  say: (l: string) => void,
+): Governance {
+  const settle = async (): Promise<void> => {
+    const r = await reconcile(store, id, grant.ledger);
+    if (r.debited > 0)
+      say(
+        `debited ${String(r.debited)} on ${grant.ledger.path}; ${String(grant.ledger.remaining())} µJ remain`,
+      );
+    for (const x of r.refused) say(`debit refused: ${x}`);
+  };
+  return {
+    live: grant.watch,
+    recorded: settle,
+    mayResume: () => {
+      mayResume(grant.ledger);
+      return Promise.resolve();
+    },
+    resumed: settle,
+    suspended: settle,
+  };
+}

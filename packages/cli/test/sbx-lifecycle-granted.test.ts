@@ -1,0 +1,219 @@
+// Durable runs (§13) under a JCP grant chain (jcp §4.3–§4.7): grants_id bound into the run and every
+// attestation, each executed interval and each resume's idle energy debited on the grant's ledger
+// citing what it pays for, `sbx verify` on the run and `jcp verify` on the ledger agreeing on the
+// total; a resume refused under a revoked grant and without the ledger; a debit that a crash left
+// owed (the segment appended, its debit not) made once at the next resume, never twice.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { payloadOf, type Digest, type Envelope } from "@sbx/wire";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
+import { FileStore } from "@sbx/host/store";
+import { runCli } from "../src/main.ts";
+import { fileIs, kinds, runIdOf, sbx, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+
+async function jcp(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli("jcp", argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+interface Granted {
+  readonly dir: string;
+  readonly p: (n: string) => string;
+  /** The grant flags sbx run and sbx resume take. */
+  readonly flags: string[];
+}
+
+async function granted(uj: string): Promise<Granted> {
+  const dir = mkdtempSync(join("/var/tmp", "sbx-granted-"));
+  const p = (n: string) => join(dir, n);
+  for (const k of ["root", "alice", "host"])
+    assert.equal((await jcp(["keygen", "--out", p(`${k}.key`)])).code, 0);
+  const issued = await jcp([
+    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
+    ...["--action", "read", "--action", "write", "--uj", uj, "--depth", "0", "--ttl", "86400000"],
+    ...["--out", p("alice.chain")],
+  ]);
+  assert.equal(issued.code, 0, issued.err);
+  const flags = [
+    ...["--key", p("host.key"), "--trust", p("root.key"), "--ledger", p("ledger")],
+    ...["--revocations", p("revoked")],
+  ];
+  return { dir, p, flags };
+}
+
+/** startAgent starts the agent under the grant as a detached durable run, at step 2. */
+async function startAgent(g: Granted) {
+  const store = g.p("store");
+  const ws = workspaceWithAgent(g.p("ws"));
+  const r = await sbx([
+    ...["run", "--detach", "--store", store, "--workspace", ws, "--grant", g.p("alice.chain")],
+    ...g.flags,
+    ...["--", "/work/agent.sh"],
+  ]);
+  assert.equal(r.code, 0, r.err);
+  const id = runIdOf(r.out);
+  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  return { store, ws, id };
+}
+
+async function waitKinds(store: string, id: Digest, n: number): Promise<void> {
+  for (let i = 0; (await kinds(store, id)).length < n; i++) {
+    if (i > 4000) throw new Error(`the record never reached ${String(n)} segments`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+interface Spend {
+  uj: string;
+  cites?: { attestation: string; energy: string };
+}
+
+/** The ledger's receipts' payloads, in order (each entry file: the head it extends, a newline, the entry). */
+function ledgerSpends(dir: string): Spend[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{12}$/.test(f))
+    .sort()
+    .map((f) => {
+      const text = readFileSync(join(dir, f), "utf8");
+      const entry = JSON.parse(text.slice(text.indexOf("\n") + 1)) as { receipt: Envelope };
+      return payloadOf(entry.receipt) as unknown as Spend;
+    });
+}
+
+async function verifyTotals(g: Granted, store: string, id: Digest) {
+  const v = await sbx(["verify", id, "--store", store, "--trust", g.p("host.key"), "--json"]);
+  assert.equal(v.code, 0, v.out + v.err);
+  const run = JSON.parse(v.out) as { valid: boolean; energy: { total_uj: string; idle_uj: string } };
+  const l = await jcp([
+    ...["verify", g.p("alice.chain"), "--trust", g.p("root.key"), "--ledger", g.p("ledger")],
+    ...["--host", g.p("host.key"), "--json"],
+  ]);
+  assert.equal(l.code, 0, l.err);
+  const led = (JSON.parse(l.out) as { ledger: { receipts: number; spent_uj: string } }).ledger;
+  return { run, led };
+}
+
+test("a durable run under a grant: every interval and the idle energy debited; sbx verify and jcp verify agree", async () => {
+  const g = await granted("100J");
+  try {
+    const { store, ws, id } = await startAgent(g);
+    // Parked frozen a while (resident memory: idle energy to debit), then thawed by its supervisor.
+    assert.equal((await sbx(["suspend", id, "--store", store])).code, 0);
+    await new Promise((r) => setTimeout(r, 1500));
+    const res = await sbx(["resume", id, "--store", store]);
+    assert.equal(res.code, 0, res.err);
+    const ws2 = ws;
+    writeFileSync(join(ws2, "go"), "");
+    await waitFor(() => fileIs(join(ws2, "result")) === "5", "the agent's result");
+    await waitKinds(store, id, 4);
+    const idle = BigInt(
+      (
+        decodeRecord((await FileStore.open(store, { readOnly: true }).readRecordBytes(id))!).record
+          .segments[2] as { idle_uj: string }
+      ).idle_uj,
+    );
+    assert.ok(idle > 0n, "idle energy was accounted");
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 3, "three debits");
+    assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+    // grants_id is the run's in every attestation, and not the address of {} (none).
+    const fs = FileStore.open(store, { readOnly: true });
+    const rec = decodeRecord((await fs.readRecordBytes(id))!).record;
+    const atts: string[] = [];
+    for (const s of rec.segments)
+      if (s.kind === "executed") {
+        const p = verifyAttestation(await fs.getSigned(s.attestation)).predicate;
+        assert.equal(p.grants_id, rec.grantsId);
+        atts.push(s.attestation);
+      }
+    const spends = ledgerSpends(g.p("ledger"));
+    assert.deepEqual(
+      spends.map((s) => s.cites?.attestation),
+      [atts[0], spends[1]?.cites?.attestation, atts[1]],
+      "executed, idle (citing the resumed segment), executed",
+    );
+    const { run, led } = await verifyTotals(g, store, id);
+    assert.equal(run.valid, true);
+    assert.equal(BigInt(run.energy.idle_uj), idle);
+    assert.deepEqual(
+      { receipts: led.receipts, spent_uj: led.spent_uj },
+      { receipts: 3, spent_uj: run.energy.total_uj },
+    );
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+});
+
+test("a debit a crash left owed is made once at the next resume; a revoked grant refuses the resume", async () => {
+  const g = await granted("100J");
+  try {
+    const { store, id } = await startAgent(g);
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    // The state a SIGKILL between the segment's append and its debit leaves: the debit's entry,
+    // the last of the append-only ledger, never written.
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 1, "the first debit");
+    rmSync(g.p("ledger/000000000001"));
+    const bare = await sbx(["resume", id, "--store", store, "--workspace", g.p("wsx")]);
+    assert.equal(bare.code, 2, "a run under grants needs --trust and --ledger to resume");
+    const ws2 = g.p("ws2");
+    const res = await sbx(["resume", id, "--store", store, "--workspace", ws2, "--detach", ...g.flags]);
+    assert.equal(res.code, 0, res.err);
+    assert.equal(ledgerSpends(g.p("ledger")).length, 1, "the owed debit, made once");
+    assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 2, "the second interval's debit");
+    const cited = ledgerSpends(g.p("ledger")).map((s) => s.cites?.attestation);
+    assert.equal(new Set(cited).size, 2, "no segment debited twice");
+    // Revoked by its issuer: the parked run does not resume, and nothing is appended.
+    const rv = await jcp([
+      "revoke",
+      "--key",
+      g.p("root.key"),
+      "--chain",
+      g.p("alice.chain"),
+      "--list",
+      g.p("revoked"),
+    ]);
+    assert.equal(rv.code, 0, rv.err);
+    const before = await kinds(store, id);
+    const refused = await sbx(["resume", id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /Revoked/);
+    assert.deepEqual(await kinds(store, id), before);
+    assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+    const { run, led } = await verifyTotals(g, store, id);
+    assert.equal(run.valid, true);
+    assert.equal(led.spent_uj, run.energy.total_uj);
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+});
+
+test("a durable interval is held to the grant's budget live: a burner under 2 J is stopped BudgetExhausted and debited", async () => {
+  const g = await granted("2J");
+  try {
+    const store = g.p("store");
+    const ws = workspaceWithAgent(g.p("ws"));
+    const r = await sbx([
+      ...["run", "--store", store, "--workspace", ws, "--grant", g.p("alice.chain"), ...g.flags],
+      ...["--", "sh", "-c", "while :; do :; done"],
+    ]);
+    assert.equal(r.code, 1, r.err);
+    const id = runIdOf(r.out);
+    const fs = FileStore.open(store, { readOnly: true });
+    const seg = decodeRecord((await fs.readRecordBytes(id))!).record.segments[0];
+    assert.equal(seg?.kind, "executed");
+    const p = verifyAttestation(await fs.getSigned(seg.attestation)).predicate;
+    assert.equal(p.outcome.status === "spawn_failed" ? null : p.outcome.stopped, "BudgetExhausted");
+    const spends = ledgerSpends(g.p("ledger"));
+    assert.deepEqual(
+      spends.map((s) => [s.uj, s.cites?.attestation]),
+      [[p.energy.total_uj, seg.attestation]],
+    );
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+});
