@@ -268,7 +268,8 @@ export function prepareGrantRun(
     verifyNow() {
       // The revocation list is read again: a revocation after the run started counts.
       const now = readList(typeof v.revocations === "string" ? v.revocations : undefined);
-      for (const c of envSet) verifyChain(c, { roots, at_ms: Date.now(), ...(now ? { revocations: now } : {}) });
+      for (const c of envSet)
+        verifyChain(c, { roots, at_ms: Date.now(), ...(now ? { revocations: now } : {}) });
       for (const c of inForce()) {
         const leaf = c[c.length - 1]!;
         if (Date.now() >= leaf.exp_ms)

@@ -12,7 +12,7 @@ import type { Digest, KeyPair } from "@sbx/wire";
 import { SandboxAttestError, type RunRecord } from "@sbx/sandbox-attest/runrecord";
 import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { FileStore } from "@sbx/host/store";
+import type { RunStore } from "../../../runstore.ts";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { prepareGrantRun } from "../grant.ts";
@@ -28,14 +28,14 @@ export interface ResumeGrant {
 
 /** What grantOfRun reads from the resume. */
 export interface GrantResumeInput {
-  readonly store: FileStore;
+  readonly store: RunStore;
   readonly id: Digest;
   readonly hostKey: KeyPair;
   readonly sandbox: Omit<SandboxOptions, "workspace">;
   readonly grantValues?: Readonly<Record<string, unknown>>;
 }
 
-async function chainFile(store: FileStore, named: Digest, dir: string): Promise<string> {
+async function chainFile(store: RunStore, named: Digest, dir: string): Promise<string> {
   const bytes = await store.getObject(named);
   if (bytes === null)
     throw new SandboxAttestError("ObjectMissing", `the run's grant chain ${named} is not in the store`);

@@ -19,13 +19,13 @@ import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
 import { HostError } from "@sbx/host";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { FileStore } from "@sbx/host/store";
+import type { RunStore } from "../../../runstore.ts";
 import type { GrantLedger, GrantRun } from "../grant.ts";
 import type { Governance } from "./supervisor.ts";
 
 /** storeChain stores the chain's envelopes and returns the unit label that names them. */
 export async function storeChain(
-  store: FileStore,
+  store: RunStore,
   envs: readonly Envelope[],
 ): Promise<Record<string, string>> {
   return { [GRANT_CHAIN_LABEL]: await store.putObject(canonicalBytes(envs)) };
@@ -48,7 +48,7 @@ function citedOn(receipts: readonly Envelope[]): Set<string> {
 }
 
 /** The spends the record owes the ledger: its segments that no receipt cites yet, in record order. */
-async function owed(store: FileStore, id: Digest, cited: Set<string>): Promise<SpendRequest[]> {
+async function owed(store: RunStore, id: Digest, cited: Set<string>): Promise<SpendRequest[]> {
   const out: SpendRequest[] = [];
   for (const seg of (await readRun(store, id)).segments)
     if (seg.kind === "executed" && !cited.has(seg.attestation)) {
@@ -79,7 +79,7 @@ export interface Reconciled {
  * comment). Refusals by the ledger are returned (their codes), not thrown; a record or ledger
  * that does not verify throws.
  */
-export async function reconcile(store: FileStore, id: Digest, ledger: GrantLedger): Promise<Reconciled> {
+export async function reconcile(store: RunStore, id: Digest, ledger: GrantLedger): Promise<Reconciled> {
   const refused: string[] = [];
   let debited = 0;
   for (const req of await owed(store, id, citedOn(ledger.receipts())))
@@ -105,7 +105,7 @@ export function mayResume(ledger: GrantLedger): void {
 
 /** governanceOf: the supervisor's hooks for run `id` under `grant` (the file comment). */
 export function governanceOf(
-  store: FileStore,
+  store: RunStore,
   id: Digest,
   grant: GrantRun,
   say: (l: string) => void,
