@@ -5,7 +5,7 @@
 // SIGKILL one period later). A meter that cannot be read stops them at once (MeterFailed: a
 // budget that cannot be read is none).
 import type { MeterReading } from "@sbx/sandbox-attest/energy";
-import type { LiveCheck } from "../run/run.ts";
+import { watchLive, type LiveCheck } from "../run/run.ts";
 
 /** The watch over one interval. */
 export interface IntervalWatch {
@@ -15,37 +15,11 @@ export interface IntervalWatch {
   stoppedFor(): string | null;
 }
 
-/** watchInterval: see the file comment. */
+/** watchInterval: see the file comment (run/run.ts watchLive, with a grace of one period). */
 export function watchInterval(
   live: LiveCheck,
   peek: () => MeterReading,
   signal: (s: NodeJS.Signals) => void,
 ): IntervalWatch {
-  let code: string | null = null;
-  let kill: NodeJS.Timeout | null = null;
-  const tick = setInterval(() => {
-    if (code !== null) return;
-    let reading: MeterReading;
-    try {
-      reading = peek();
-    } catch {
-      code = "MeterFailed";
-      signal("SIGKILL");
-      return;
-    }
-    const total = reading.components.reduce((t, c) => t + BigInt(c.uj), 0n);
-    code = live.check(total, reading);
-    if (code === null) return;
-    signal("SIGTERM");
-    kill = setTimeout(() => {
-      signal("SIGKILL");
-    }, live.periodMs);
-  }, live.periodMs);
-  return {
-    stop() {
-      clearInterval(tick);
-      if (kill) clearTimeout(kill);
-    },
-    stoppedFor: () => code,
-  };
+  return watchLive(live, peek, signal);
 }

@@ -224,13 +224,15 @@ interface Executed {
 /**
  * watchLive reads the meter every period and asks `live.check`; the first code it returns stops the
  * unit: SIGTERM now, SIGKILL one grace later (at most one period, so a unit that ignores SIGTERM
- * runs at most one period past the check).
+ * runs at most one period past the check). A meter that cannot be read stops it at once with
+ * `MeterFailed` (fail closed: a budget that cannot be read is none). One-shot runs (runUnit) and
+ * the intervals of a durable run (../durable/livecheck.ts) are watched by this one function.
  */
-function watchLive(
+export function watchLive(
   live: LiveCheck,
   peek: () => MeterReading,
-  send: (s: NodeJS.Signals) => () => void,
-  graceMs: number,
+  signal: (s: NodeJS.Signals) => void,
+  graceMs: number = live.periodMs,
 ): { stop(): void; stoppedFor(): string | null } {
   let code: string | null = null;
   let kill: NodeJS.Timeout | null = null;
@@ -240,15 +242,20 @@ function watchLive(
     try {
       reading = peek();
     } catch {
-      code = "MeterFailed"; // fail closed: a budget that cannot be read stops the unit
-      send("SIGKILL")();
+      code = "MeterFailed";
+      signal("SIGKILL");
       return;
     }
     const total = reading.components.reduce((t, c) => t + BigInt(c.uj), 0n);
     code = live.check(total, reading);
     if (code === null) return;
-    send("SIGTERM")();
-    kill = setTimeout(send("SIGKILL"), Math.min(graceMs, live.periodMs));
+    signal("SIGTERM");
+    kill = setTimeout(
+      () => {
+        signal("SIGKILL");
+      },
+      Math.min(graceMs, live.periodMs),
+    );
   }, live.periodMs);
   return {
     stop() {
@@ -356,7 +363,14 @@ async function executeSandboxed(
       sb.signal(s);
     };
     const disposeAbort = stopOnAbort(o, send("SIGTERM"), send("SIGKILL"));
-    const live = o.live ? watchLive(o.live, () => meter.peek(), send, o.graceMs ?? 2000) : null;
+    const live = o.live
+      ? watchLive(
+          o.live,
+          () => meter.peek(),
+          (sig) => send(sig)(),
+          o.graceMs ?? 2000,
+        )
+      : null;
     const dispose = () => {
       disposeAbort();
       live?.stop();
