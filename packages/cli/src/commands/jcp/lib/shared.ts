@@ -4,7 +4,7 @@
 // ledger, checks every budget and appends its receipt in one transaction under the log's row lock
 // (ledgerstore.ts spendOnLog), so the debit and the append cannot be separated and racing hosts
 // queue instead of passing a budget; a revoke verifies the list and appends its entry the same way.
-import type { LedgerOptions, SpendLedger, SpendRequest } from "@sbx/jcp-grant/grant";
+import type { LedgerOptions, SpendRequest } from "@sbx/jcp-grant/grant";
 import { RevocationList } from "@sbx/jcp-grant/grant";
 import { isPgUrl, PgStore } from "@sbx/host/pg";
 import type { LogState, LogStore } from "@sbx/host/log";
@@ -50,19 +50,6 @@ export async function readSharedList(logs: LogStore, name: string): Promise<Revo
   return listOf(name, await logs.readLog(name));
 }
 
-/** spendShared records one spend on ledger `name` (spendOnLog); the ledger after it. */
-export function spendShared(
-  logs: LogStore,
-  name: string,
-  chain: readonly Envelope[],
-  host: KeyPair,
-  req: SpendRequest,
-  opts: LedgerOptions,
-  atMs: () => number,
-): Promise<SpendLedger> {
-  return spendOnLog(logs, name, chain, host, req, opts, atMs);
-}
-
 /** revokeShared appends a revocation of `chain`'s leaf to list `name` in one transaction. */
 export async function revokeShared(
   logs: LogStore,
@@ -100,7 +87,7 @@ export async function spendSharedCommand(s: SharedSpend, io: Io): Promise<void> 
       s.revocations === undefined
         ? s.opts
         : { ...s.opts, revocations: await readSharedList(logs, s.revocations) };
-    return spendShared(logs, s.ledger, s.chain, s.host, s.req, opts, s.atMs);
+    return spendOnLog(logs, s.ledger, s.chain, s.host, s.req, opts, s.atMs);
   });
   const remaining = Object.fromEntries(ledger.remaining());
   if (s.json) printJson(io, { receipts: ledger.count, remaining, retries: 0 });
