@@ -115,14 +115,23 @@ export const LEDGER_LIMIT = 64 * 1024 * 1024;
  * ledger over `limit` bytes (LEDGER_LIMIT) is `PoolTooLarge`, refused before it is read.
  */
 export function readLedgerLines(ledger: string, limit: number = LEDGER_LIMIT): unknown[] {
+  return parseLedgerLines(ledger, readLedgerBytes(ledger, limit));
+}
+
+/**
+ * readLedgerBytes reads the ledger's bytes (no symlink followed; a missing ledger is empty), refusing
+ * one over `limit` bytes with `PoolTooLarge` before it is read and one whose last line has no
+ * newline with `PoolTorn`.
+ */
+export function readLedgerBytes(ledger: string, limit: number = LEDGER_LIMIT): Buffer {
   let fd: number;
   try {
     fd = openSync(ledger, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
-    if (errnoOf(e) === "ENOENT") return [];
+    if (errnoOf(e) === "ENOENT") return Buffer.alloc(0);
     throw new HostError("PoolUnusable", `cannot open ${ledger}: ${errnoText(e)}`, { cause: e });
   }
-  let text: string;
+  let bytes: Buffer;
   try {
     const size = fstatSync(fd).size;
     if (size > limit)
@@ -133,20 +142,31 @@ export function readLedgerLines(ledger: string, limit: number = LEDGER_LIMIT): u
     const buf = Buffer.alloc(size);
     let got = 0;
     for (let n; got < size && (n = readSync(fd, buf, got, size - got, got)) > 0;) got += n;
-    text = buf.subarray(0, got).toString("utf8");
+    bytes = buf.subarray(0, got);
   } finally {
     closeSync(fd);
   }
-  if (text.length > 0 && !text.endsWith("\n"))
+  if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a)
     throw new HostError("PoolTorn", `${ledger} ends in a torn entry`);
-  return text
+  return bytes;
+}
+
+/**
+ * parseLedgerLines parses whole ledger lines (bytes that end in a newline, or none) into envelopes;
+ * a line that is not JSON is `PoolTorn`, named by its line number counted from `firstLine`.
+ */
+export function parseLedgerLines(ledger: string, bytes: Uint8Array, firstLine = 1): unknown[] {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString("utf8")
     .split("\n")
     .filter((l) => l.length > 0)
     .map((l, i) => {
       try {
         return JSON.parse(l) as unknown;
       } catch (e) {
-        throw new HostError("PoolTorn", `${ledger} line ${String(i + 1)} is not JSON`, { cause: e });
+        throw new HostError("PoolTorn", `${ledger} line ${String(i + firstLine)} is not JSON`, {
+          cause: e,
+        });
       }
     });
 }
