@@ -68,7 +68,6 @@ export function openHeldPool(dir: string, hosts?: readonly string[]): LedgerStat
   }
   const key = resolve(dir);
   const h = held.get(key);
-  held.delete(key);
   let state: LedgerState;
   if (
     h !== undefined &&
@@ -77,13 +76,14 @@ export function openHeldPool(dir: string, hosts?: readonly string[]): LedgerStat
     ledger.subarray(0, h.ledger.length).equals(h.ledger)
   ) {
     const tail = parseLedgerLines(p.ledger, ledger.subarray(h.ledger.length), h.state.entries.length + 1);
-    state = extendLedger(h.state, tail);
     last = { verified: tail.length, fromGenesis: false };
+    state = extendLedger(h.state, tail);
   } else {
     const entries = parseLedgerLines(p.ledger, ledger);
-    state = replayLedger({ pool: JSON.parse(descriptor.toString("utf8")) as unknown, entries });
     last = { verified: entries.length, fromGenesis: true };
+    state = replayLedger({ pool: JSON.parse(descriptor.toString("utf8")) as unknown, entries });
   }
+  held.delete(key);
   if (held.size >= HELD_MAX) {
     const oldest = held.keys().next();
     if (oldest.done !== true) held.delete(oldest.value);
