@@ -229,6 +229,13 @@ function lockError(lock: string, e: unknown): HostError {
   return new HostError("PoolUnusable", `cannot take ${lock}: ${errnoText(e)}`, { cause: e });
 }
 
+// This process's holder line: its pid and start time never change, so /proc is read once.
+let ownHolder: string | null = null;
+function holderLine(): string {
+  ownHolder ??= `${String(process.pid)} ${startTicks(process.pid) ?? ""}`.trim() + "\n";
+  return ownHolder;
+}
+
 /**
  * takeLock makes the lock file appear with its holder already written (a temp file hard-linked to
  * the lock's name: link(2) fails when the name exists, so there is never a lock without its pid).
@@ -236,7 +243,7 @@ function lockError(lock: string, e: unknown): HostError {
  * inode) before it is dropped; another holder that is alive is `PoolBusy`. Returns the lock's inode.
  */
 function takeLock(lock: string): number {
-  const me = `${String(process.pid)} ${startTicks(process.pid) ?? ""}`.trim() + "\n";
+  const me = holderLine();
   const tmp = `${lock}.${String(process.pid)}.${randomBytes(6).toString("hex")}.tmp`;
   let fd: number;
   try {
