@@ -95,3 +95,21 @@ test("a claim under a grant: one debit of the first receipt's total, residency i
   const led = (JSON.parse(v.out) as { ledger: { receipts: number; spent_uj: string } }).ledger;
   assert.deepEqual(led, { ...led, receipts: 1, spent_uj: j.energy.total_uj });
 });
+
+test("the live budget counts the claim's charge: a budget below it stops the claimed unit at once", async () => {
+  const r0 = await cli("jcp", [
+    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
+    ...["--action", "read", "--action", "write", "--uj", "1000", "--depth", "0", "--ttl", "86400000"],
+    ...["--out", p("tiny.chain")],
+  ]);
+  assert.equal(r0.code, 0, r0.err);
+  const t0 = Date.now();
+  const r = await cli("sbx", [
+    ...["pool", "claim", "--store", store, "--pool", "g", "--key", p("host.key")],
+    ...["--grant", p("tiny.chain"), "--trust", p("root.key"), "--ledger", p("tiny-ledger")],
+    ...["--json", "--", "sleep", "10"],
+  ]);
+  console.log(`tiny budget: code ${String(r.code)} in ${String(Date.now() - t0)} ms; ${r.err.slice(0, 300)}`);
+  assert.ok(Date.now() - t0 < 8000, "the unit was stopped, not left to sleep");
+  assert.match(r.out + r.err, /BudgetExhausted|Overspend/);
+});
