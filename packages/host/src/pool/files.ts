@@ -115,14 +115,23 @@ export const LEDGER_LIMIT = 64 * 1024 * 1024;
  * ledger over `limit` bytes (LEDGER_LIMIT) is `PoolTooLarge`, refused before it is read.
  */
 export function readLedgerLines(ledger: string, limit: number = LEDGER_LIMIT): unknown[] {
+  return parseLedgerLines(ledger, readLedgerBytes(ledger, limit));
+}
+
+/**
+ * readLedgerBytes reads the ledger's bytes (no symlink followed; a missing ledger is empty), refusing
+ * one over `limit` bytes with `PoolTooLarge` before it is read and one whose last line has no
+ * newline with `PoolTorn`.
+ */
+export function readLedgerBytes(ledger: string, limit: number = LEDGER_LIMIT): Buffer {
   let fd: number;
   try {
     fd = openSync(ledger, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
-    if (errnoOf(e) === "ENOENT") return [];
+    if (errnoOf(e) === "ENOENT") return Buffer.alloc(0);
     throw new HostError("PoolUnusable", `cannot open ${ledger}: ${errnoText(e)}`, { cause: e });
   }
-  let text: string;
+  let bytes: Buffer;
   try {
     const size = fstatSync(fd).size;
     if (size > limit)
@@ -133,20 +142,31 @@ export function readLedgerLines(ledger: string, limit: number = LEDGER_LIMIT): u
     const buf = Buffer.alloc(size);
     let got = 0;
     for (let n; got < size && (n = readSync(fd, buf, got, size - got, got)) > 0;) got += n;
-    text = buf.subarray(0, got).toString("utf8");
+    bytes = buf.subarray(0, got);
   } finally {
     closeSync(fd);
   }
-  if (text.length > 0 && !text.endsWith("\n"))
+  if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a)
     throw new HostError("PoolTorn", `${ledger} ends in a torn entry`);
-  return text
+  return bytes;
+}
+
+/**
+ * parseLedgerLines parses whole ledger lines (bytes that end in a newline, or none) into envelopes;
+ * a line that is not JSON is `PoolTorn`, named by its line number counted from `firstLine`.
+ */
+export function parseLedgerLines(ledger: string, bytes: Uint8Array, firstLine = 1): unknown[] {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString("utf8")
     .split("\n")
     .filter((l) => l.length > 0)
     .map((l, i) => {
       try {
         return JSON.parse(l) as unknown;
       } catch (e) {
-        throw new HostError("PoolTorn", `${ledger} line ${String(i + 1)} is not JSON`, { cause: e });
+        throw new HostError("PoolTorn", `${ledger} line ${String(i + firstLine)} is not JSON`, {
+          cause: e,
+        });
       }
     });
 }
@@ -209,6 +229,13 @@ function lockError(lock: string, e: unknown): HostError {
   return new HostError("PoolUnusable", `cannot take ${lock}: ${errnoText(e)}`, { cause: e });
 }
 
+// This process's holder line: its pid and start time never change, so /proc is read once.
+let ownHolder: string | null = null;
+function holderLine(): string {
+  ownHolder ??= `${String(process.pid)} ${startTicks(process.pid) ?? ""}`.trim() + "\n";
+  return ownHolder;
+}
+
 /**
  * takeLock makes the lock file appear with its holder already written (a temp file hard-linked to
  * the lock's name: link(2) fails when the name exists, so there is never a lock without its pid).
@@ -216,7 +243,7 @@ function lockError(lock: string, e: unknown): HostError {
  * inode) before it is dropped; another holder that is alive is `PoolBusy`. Returns the lock's inode.
  */
 function takeLock(lock: string): number {
-  const me = `${String(process.pid)} ${startTicks(process.pid) ?? ""}`.trim() + "\n";
+  const me = holderLine();
   const tmp = `${lock}.${String(process.pid)}.${randomBytes(6).toString("hex")}.tmp`;
   let fd: number;
   try {

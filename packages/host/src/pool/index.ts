@@ -11,6 +11,8 @@ export {
 } from "./pool.ts";
 export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
 export { poolPaths, readLedgerLines } from "./files.ts";
+export { forgetHeldPools, lastHeldOpen } from "./held.ts";
+export type { HeldOpenStats } from "./held.ts";
 export { provisionFigure, residencyFigure } from "./figures.ts";
 export type { Residency } from "./figures.ts";
 export { isAlive, diskBytes } from "./idle.ts";

@@ -1,7 +1,7 @@
 // §15 Warm pools on this host: a pool directory of real items (pre-created workspaces and stopped
 // idle processes) and its signed ledger. Every operation replays and verifies the ledger first, and
 // appends only entries the §15 accounting accepts, each fsynced before the operation returns.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { type Digest, type KeyPair } from "@sbx/wire";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
 import {
@@ -12,14 +12,14 @@ import {
   createPool as createLedger,
   evictBody,
   itemAttribution,
-  replayLedger,
   type ClaimedEntry,
   type EntryBody,
   type EvictionReason,
   type LedgerState,
 } from "@sbx/sandbox-attest/warmpool";
 import { HostError } from "../errors.ts";
-import { appendLines, ensureDir, poolPaths, readLedgerLines, withLock, writeFileDurably } from "./files.ts";
+import { openHeldPool } from "./held.ts";
+import { appendLines, ensureDir, poolPaths, withLock, writeFileDurably } from "./files.ts";
 import { diskBytes, idleUsage, readIdle, removeTree, startIdle, stopIdle, writeIdle } from "./idle.ts";
 import { provisionFigure, residencyFigure } from "./figures.ts";
 import {
@@ -60,10 +60,9 @@ export interface CreatePoolOptions {
 
 /** openPoolDir reads and verifies a pool directory's ledger (§15.7); `PoolMissing` when there is none. */
 export function openPoolDir(dir: string, hosts?: readonly string[]): LedgerState {
-  const p = poolPaths(dir);
-  if (!existsSync(p.descriptor)) throw new HostError("PoolMissing", `${dir} holds no pool.json`);
-  const pool = JSON.parse(readFileSync(p.descriptor, "utf8")) as unknown;
-  return replayLedger({ pool, entries: readLedgerLines(p.ledger) }, hosts ? { hosts } : {});
+  // Verifies only the entries this process has not verified before (held.ts); the same state and
+  // the same refusals as a replay from genesis.
+  return openHeldPool(dir, hosts);
 }
 
 /** append signs bodies into the ledger state and writes them durably, in order. */

@@ -18,7 +18,7 @@ export { applyEntry, newAccount, outstanding } from "./account.ts";
 export type { PoolAccount, ItemAccount } from "./account.ts";
 export { createPool, appendEntry, poolGenesis, cloneAccount } from "./ledger.ts";
 export type { LedgerState, EntryBody } from "./ledger.ts";
-export { replayLedger, verifyLedger, summarize } from "./verify.ts";
+export { replayLedger, verifyLedger, summarize, extendLedger, copyLedgerState } from "./verify.ts";
 export type { LedgerSummary, VerifyLedgerOptions } from "./verify.ts";
 export { claimAddress, claimByAddress, claimComponents, checkClaimCharged } from "./charge.ts";
 export { itemAttribution, claimBody, evictBody, closeBody } from "./attribute.ts";

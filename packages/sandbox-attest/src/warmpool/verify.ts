@@ -4,7 +4,7 @@ import { chainNext, openEnvelope, type Digest, type Envelope } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { amount, applyEntry, newAccount, outstanding } from "./account.ts";
 import { parseDescriptor, parseEntry } from "./entry.ts";
-import { poolGenesis, type LedgerState } from "./ledger.ts";
+import { cloneAccount, poolGenesis, type LedgerState } from "./ledger.ts";
 import { POOL_ENTRY_PAYLOAD_TYPE, POOL_PAYLOAD_TYPE, type ClaimedEntry, type PoolLedger } from "./types.ts";
 
 /** Options for verifying a ledger. */
@@ -94,6 +94,23 @@ function replayOne(s: LedgerState, env: Envelope): void {
   s.entries.push(env);
   s.payloads.push(entry);
   s.head = chainNext(s.head, entry);
+}
+
+/**
+ * extendLedger continues a verified state with entries appended after it (§15.7 applied to the
+ * tail only): each is checked exactly as replayLedger checks it, on a copy, so `s` is unchanged and
+ * a refused tail leaves no trace. A reader that holds the state of a prefix it verified (and knows
+ * the prefix's bytes are unchanged) verifies only what it has not yet verified.
+ */
+export function extendLedger(s: LedgerState, more: readonly unknown[]): LedgerState {
+  const next = copyLedgerState(s);
+  for (const env of more) replayOne(next, env as Envelope);
+  return next;
+}
+
+/** copyLedgerState copies a state so that appending to the copy leaves the original as it was. */
+export function copyLedgerState(s: LedgerState): LedgerState {
+  return { ...s, entries: [...s.entries], payloads: [...s.payloads], account: cloneAccount(s.account) };
 }
 
 /** verifyLedger verifies a ledger (§15.7) and summarises it; refuses as replayLedger does. */

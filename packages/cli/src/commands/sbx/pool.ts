@@ -35,6 +35,8 @@ import {
 import { readKey } from "../../keyfile.ts";
 import { runStoreDir } from "../../runstore.ts";
 import { hostKeyOf } from "./lifecycle/paths.ts";
+import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
+import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
 import { MAX_JSON_BYTES, readInput } from "../../files.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
@@ -130,6 +132,7 @@ ${EXITS}`,
       "no-sandbox": { type: "boolean" },
       "no-idle": { type: "boolean" },
       json: { type: "boolean" },
+      ...GRANT_OPTIONS,
       ...WHERE,
     });
     const size = Number(values.size);
@@ -236,12 +239,16 @@ async function claimIntoRun(
     out?: string | undefined;
     json?: boolean | undefined;
     "timeout-ms"?: string | undefined;
+    grant?: string | undefined;
   },
 ): Promise<number> {
   const key = hostKeyOf(where.store, v.key);
   const state = openPoolDir(where.dir);
   const manifest = state.descriptor.manifest;
-  const grantsId = v.grants === undefined ? addressOf({}) : digestOpt(v.grants, "grants");
+  // --grant: verified and judged before anything is claimed (poolgrant.ts).
+  const grant = await preparePoolGrant(v, key);
+  const grantsId =
+    grant?.grantsId ?? (v.grants === undefined ? addressOf({}) : digestOpt(v.grants, "grants"));
   const timeoutMs = limitInt(v["timeout-ms"], "timeout-ms", 1);
   const unit = makeUnit({ argv, manifest, level: "S4" });
   const id = unitId(unit);
@@ -255,6 +262,7 @@ async function claimIntoRun(
     throw new UsageError(
       `${c.claim.item} is not a parked sandbox (a --no-sandbox pool): claim it with --unit`,
     );
+  const watch = grant ? claimWatch(grant, BigInt(c.claim.accrued_uj)) : null;
   if (v.out) mkdirSync(v.out, { recursive: true });
   const abort = new AbortController();
   const stop = () => {
@@ -274,6 +282,7 @@ async function claimIntoRun(
       sandbox: { workspace: c.workspace },
       startSandbox: (a) => claimSandbox(c.itemDir, a),
       extraComponents: c.components,
+      ...(watch ? { live: watch } : {}),
       abort: abort.signal,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(v.out ? { outputDir: v.out } : {}),
@@ -285,6 +294,8 @@ async function claimIntoRun(
     process.off("SIGINT", stop).off("SIGTERM", stop);
   }
   checkClaimCharged(c.state, c.claim, r.receipt.receipt);
+  // One debit of the receipt's total, which includes the claim's warmpool components.
+  const debit = grant && watch ? debitClaim(grant, watch, r) : undefined;
   if (v.out) {
     const json = (x: unknown) => Buffer.from(JSON.stringify(x, null, 2) + "\n", "utf8");
     writeFilesAt(v.out, [
@@ -318,6 +329,7 @@ async function claimIntoRun(
     attestation: r.address,
     level: r.level,
     workspace: c.workspace,
+    ...(debit ? { grant: debit as unknown as JsonObject } : {}),
   };
   if (v.json) printJson(io, summary);
   else {
@@ -334,6 +346,10 @@ async function claimIntoRun(
     io.out(`receipt      ${r.receiptAddress}`);
     io.out(`attestation  ${r.address} (level ${r.level}, host ${key.did})`);
     io.out(`workspace    ${c.workspace}`);
+    if (debit)
+      io.out(
+        `grant        debited ${debit.spent_uj} µJ (the claim's residency included) on ${debit.ledger}; ${debit.remaining_uj} µJ remain`,
+      );
   }
   return r.outcome.status === "exited" && r.outcome.exit_code === 0 ? EXIT.ok : EXIT.invalid;
 }
@@ -354,6 +370,12 @@ const claim: Command = {
   (5) the sandbox is destroyed (an item is used once). The workspace stays in the item's folder
   until \`sbx pool destroy\`. Refuses PoolEmpty, DoubleClaim, UnknownItem, PoolItemLost.
   Exit: CMD's success → 0; CMD failed → 1.
+  With --grant CHAIN --trust … --ledger DIR: the unit runs governed as under sbx run --grant (chain
+  verified before the claim, grants_id bound, budget enforced live) and its interval is debited once
+  on the ledger, citing its attestation and first receipt, whose total includes the claim's
+  residency. A grant needing host binds, ports, a read-only workspace or an exec allowlist is
+  refused before the claim (a parked sandbox has none of them).
+${GRANT_HELP}
   With --unit: the older claim that only accounts the claim for a run of (unit, grants) and, with a
   COMMAND, runs it as a plain metered process in the workspace (items of a --no-sandbox pool).
 ${WHERE_HELP}
@@ -367,9 +389,12 @@ ${EXITS}`,
       out: { type: "string" },
       "timeout-ms": { type: "string" },
       json: { type: "boolean" },
+      ...GRANT_OPTIONS,
       ...WHERE,
     });
     const where = poolWhere(values, positionals);
+    if (values.grant !== undefined && values.unit !== undefined)
+      throw new UsageError("--grant runs the claimed unit: it does not take --unit");
     if (values.unit === undefined) {
       if (where.rest.length === 0) throw new UsageError("a command after -- is required (or --unit)");
       return claimIntoRun(io, where, where.rest, values);
@@ -417,6 +442,7 @@ ${EXITS}`,
     const { values, positionals } = parseOptions(args, {
       key: { type: "string" },
       json: { type: "boolean" },
+      ...GRANT_OPTIONS,
       ...WHERE,
     });
     const where = poolWhere(values, positionals);
