@@ -70,7 +70,8 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
   // Each interval's journal kept as the nodes of its tree (§13.7.3; journals.ts).
   const held = new Set(members.map((m) => m.name));
   const getSigned = (a: Digest): Envelope | null => store.getSignedSync(a) as Envelope | null;
-  for (const [a, b] of journalNodesOf(run.record!, getSigned, (x) => store.getObjectSync(x)))
+  const journal = journalNodesOf(run.record!, getSigned, (x) => store.getObjectSync(x));
+  for (const [a, b] of [...journal].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
     if (!held.has(`objects/${hexOf(a)}`)) members.push({ name: `objects/${hexOf(a)}`, data: b });
   for (const a of run.objects.signed)
     members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
