@@ -1,19 +1,31 @@
 // `sbx export` / `sbx import` (§13.10), `sbx runs`, `sbx show`: a run moved between stores, every
 // byte of the archive tamper-checked, hostile archives refused with codes, and an import killed at
-// every write step leaves the run either absent or whole.
+// every write step leaves the run either absent or whole; a durable run's journals (§13.7.3) go
+// along as their trees' nodes and are verified on import.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, ftruncateSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  ftruncateSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalBytes, testKey, utf8 } from "@sbx/wire";
-import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { decodeRecord, isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { readStoredJournal } from "@sbx/sandbox-attest/journal";
 import { isHostError } from "@sbx/host";
 import { openRunArchive, readArchive, writeArchive } from "@sbx/host/archive";
 import { FileStore, verifyRecordFiles } from "@sbx/host/store";
 import { runCli } from "../src/main.ts";
 import { fixtureRun } from "../../host/test/store/fixture-run.ts";
+import { runIdOf, sbx as sbxBin } from "./lifecycle-helpers.ts";
 
 const HOST = testKey("host").did;
 
@@ -148,4 +160,45 @@ test("import killed at every write step: the store reopens, the run is absent or
     assert.equal(retry.status, 0, `step ${at}: retry ${retry.stderr}`);
   }
   assert.ok(killed >= 5, `only ${killed} write steps`);
+});
+
+test("a durable run's journals travel in its archive as their trees' nodes, verified on import", async () => {
+  const dir = tmp();
+  const s1 = join(dir, "s1");
+  const ws = join(dir, "ws");
+  mkdirSync(ws);
+  const ran = await sbxBin(["run", "--store", s1, "--workspace", ws, "--", "sh", "-c", "echo one; echo two"]);
+  assert.equal(ran.code, 0, ran.err);
+  const id = runIdOf(ran.out);
+  const fs1 = FileStore.open(s1, { readOnly: true });
+  const seg = decodeRecord((await fs1.readRecordBytes(id))!).record.segments[0];
+  assert.equal(seg?.kind, "executed");
+  const head = verifyAttestation(await fs1.getSigned(seg.attestation)).predicate.journal;
+  const nodes: string[] = [];
+  const kept = readStoredJournal({ root: head.root, size: head.events }, (a) => {
+    nodes.push(a);
+    return fs1.getObjectSync(a);
+  });
+  assert.ok(kept !== null && kept.length >= 2, "the store kept the interval's journal");
+  const archive = join(dir, "run.tar");
+  assert.equal((await sbx(["export", id, "--store", s1, "--out", archive])).code, 0);
+  const members = readArchive(readFileSync(archive), { maxMembers: 10_000, maxMemberBytes: 1 << 24 });
+  const nameOf = (a: string) => `objects/${a.slice("blake3:".length)}`;
+  for (const a of nodes)
+    assert.ok(
+      members.some((m) => m.name === nameOf(a)),
+      `node ${a} exported`,
+    );
+  // Imported: the second store holds the journal, read back and verified from the signed head.
+  const s2 = join(dir, "s2");
+  const im = await sbx(["import", archive, "--store", s2, "--trust", join(s1, "host-key.pub.pem")]);
+  assert.equal(im.code, 0, im.err);
+  const fs2 = FileStore.open(s2, { readOnly: true });
+  const back = readStoredJournal({ root: head.root, size: head.events }, (a) => fs2.getObjectSync(a));
+  assert.deepEqual(back, kept);
+  // A node below the root left out: ObjectMissing; the root left out: its nodes are unreferenced.
+  const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+  const without = (a: string) => writeArchive(members.filter((m) => m.name !== nameOf(a)));
+  assert.throws(() => openRunArchive(without(nodes[1]!)), code("ObjectMissing"));
+  assert.throws(() => openRunArchive(without(nodes[0]!)), code("UnexpectedMember"));
 });

@@ -6,6 +6,8 @@
 // the name is that address. Import verifies everything before it writes anything, then writes the
 // objects, makes them durable, and publishes the record last and atomically (link(2)): a crash
 // leaves either no record or the whole run; objects without a record are unreferenced and harmless.
+// Each interval's journal, kept as the nodes of its tree (§13.7.3), goes along as objects and is
+// verified on import (journals.ts).
 import {
   canonicalBytes,
   digestBytes,
@@ -25,6 +27,7 @@ import type { FileStore } from "../store/filestore.ts";
 import { storeObjects } from "../store/verifyfiles.ts";
 import { readArchive, writeArchive, type ArchiveMember } from "./tar.ts";
 import { unitCitesOf } from "../durable/cited.ts";
+import { journalNodesOf } from "./journals.ts";
 
 /** The format member's name. */
 export const RUN_ARCHIVE_FORMAT = "sandbox.runarchive/1";
@@ -64,6 +67,12 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
     const b = run.objects.plain.includes(a) ? null : store.getObjectSync(a);
     if (b !== null) members.push({ name: `objects/${hexOf(a)}`, data: b });
   }
+  // Each interval's journal kept as the nodes of its tree (§13.7.3; journals.ts).
+  const held = new Set(members.map((m) => m.name));
+  const getSigned = (a: Digest): Envelope | null => store.getSignedSync(a) as Envelope | null;
+  const journal = journalNodesOf(run.record!, getSigned, (x) => store.getObjectSync(x));
+  for (const [a, b] of [...journal].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+    if (!held.has(`objects/${hexOf(a)}`)) members.push({ name: `objects/${hexOf(a)}`, data: b });
   for (const a of run.objects.signed)
     members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
   return writeArchive(members);
@@ -143,6 +152,9 @@ export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): Op
   // Referenced: every object the run cites, and the unit descriptor named by the record's unit id.
   const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed, run.record!.unitId]);
   for (const a of unitCitesOf(o.plain.get(run.record!.unitId))) used.add(a);
+  // and the nodes of each interval's journal, walked and verified as §13.7.3 reads them (journals.ts).
+  const getPlain = (a: Digest): Uint8Array | null => o.plain.get(a) ?? null;
+  for (const a of journalNodesOf(run.record!, (x) => o.signed.get(x) ?? null, getPlain).keys()) used.add(a);
   for (const a of [...o.plain.keys(), ...o.signed.keys()])
     if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
   return { id, record, run, plain: o.plain, signed: o.signed };

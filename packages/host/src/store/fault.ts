@@ -1,21 +1,24 @@
 // Fault injection for the crash tests: with SBX_STORE_CRASH_AT=k the k-th write step of this
 // process (counted from 1) kills it with SIGKILL, so a test can stop a writer at every step.
 // SBX_STORE_CRASH_TRACE=1 prints each step's label to stderr (to count the steps of an operation).
+// SBX_STORE_CRASH_ON=LABEL kills it at the first step with that exact label (a named point, e.g.
+// durable:segment-appended, whatever its number).
 import { writeSync } from "node:fs";
 
 const target = Number(process.env.SBX_STORE_CRASH_AT ?? "0");
 const trace = process.env.SBX_STORE_CRASH_TRACE === "1";
+const named = process.env.SBX_STORE_CRASH_ON ?? "";
 let count = 0;
 
 /** faultsEnabled is true when a crash step or a trace was asked for. */
-export const faultsEnabled = target > 0 || trace;
+export const faultsEnabled = target > 0 || trace || named !== "";
 
 /** faultPoint counts one write step and dies at the chosen one. A no-op in normal runs. */
 export function faultPoint(label: string): void {
   if (!faultsEnabled) return;
   count++;
   if (trace) process.stderr.write(`step ${count} ${label}\n`);
-  if (count === target) process.kill(process.pid, "SIGKILL");
+  if (count === target || label === named) process.kill(process.pid, "SIGKILL");
 }
 
 /** writeFully writes all of `buf` at `pos`; under fault injection in two halves with a step between, so a torn write can be produced. */

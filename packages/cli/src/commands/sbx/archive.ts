@@ -16,7 +16,8 @@ const exportCmd: Command = {
   summary: "write a run and every object it references as one archive (ustar)",
   help: `usage: sbx export RUN [--store DIR] [--out FILE]
   Writes run RUN (its id, or a unique prefix of it) from the run store as one archive: the record
-  and every object it references (attestations, receipts, snapshot trees, manifests), which
+  and every object it references (attestations, receipts, snapshot trees, manifests, and the nodes
+  of each interval's journal the store kept, §13.13.1), which
   \`sbx import\` on another host verifies and stores (sandbox-attest §13.13). The run must verify and
   every object must be in the store (ArchiveIncomplete otherwise). To stdout, or to FILE (written
   to a temporary sibling, fsynced, renamed into place).

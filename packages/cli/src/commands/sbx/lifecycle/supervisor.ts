@@ -189,6 +189,7 @@ export class Supervisor {
       kind: "executed",
       attestation: sealed.address,
     });
+    faultPoint("durable:segment-appended"); // before its debit (lifecycle/granted.ts reconciles)
     this.#lastSealed = sealed;
     this.#i.say(`executed ${sealed.address} (${sealed.receipt.receipt.total_uj} µJ, ${outcomeText(sealed)})`);
     await this.#i.governance?.recorded(sealed, this.#head);

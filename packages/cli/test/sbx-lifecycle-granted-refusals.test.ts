@@ -1,0 +1,56 @@
+// Resume refusals of a durable run under a grant (jcp §4.5, §4.7; lifecycle/granted.ts mayResume):
+// the issuer's amendment in the leaf's checkpoint log (--amendments, read again at every check)
+// brings the grant's expiry before now (`Expired`) or its budget below what the ledger has spent
+// (`BudgetExhausted`); a resume is then refused with that code on both paths, the thaw of a frozen
+// run by its live supervisor (suspend without --release) and the restore of a released one
+// (--release, resume under --trust/--ledger); nothing is appended to the record and nothing is
+// debited, and the run can still be closed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
+import { granted, jcp, ledgerSpends, startAgent } from "./granted-helpers.ts";
+
+type Code = "Expired" | "BudgetExhausted";
+
+async function refusedResume(code: Code, release: boolean): Promise<void> {
+  const g0 = await granted("100J");
+  const log = g0.p("amendments");
+  const g = { ...g0, flags: [...g0.flags, "--amendments", log] };
+  try {
+    // The holder's checkpoint, which the issuer's amendment answers (jcp §4.7).
+    const cp = await jcp([
+      ...["checkpoint", "--key", g.p("alice.key"), "--chain", g.p("alice.chain"), "--log", log],
+      ...["--state", `blake3:${"0".repeat(64)}`, "--spent-uj", "0"],
+    ]);
+    assert.equal(cp.code, 0, cp.err);
+    const { store, id } = await startAgent(g);
+    const park = ["suspend", id, "--store", store, ...(release ? ["--release"] : [])];
+    assert.equal((await sbx(park)).code, 0);
+    await waitFor(() => ledgerSpends(g.p("ledger")).length === 1, "the first interval's debit");
+    const amend = ["amend", "--key", g.p("root.key"), "--chain", g.p("alice.chain"), "--log", log];
+    const exp = Date.now() + 300;
+    const a = await jcp([...amend, ...(code === "Expired" ? ["--exp", String(exp)] : ["--uj", "1"])]);
+    assert.equal(a.code, 0, a.err);
+    if (code === "Expired") await waitFor(() => Date.now() > exp + 50, "the amended expiry");
+    const before = await kinds(store, id);
+    assert.deepEqual(before, ["executed", "suspended"]);
+    const resume = release
+      ? ["resume", id, "--store", store, "--workspace", g.p("ws2"), ...g.flags]
+      : ["resume", id, "--store", store];
+    const r = await sbx(resume);
+    assert.equal(r.code, 1, `${code}: ${r.out}${r.err}`);
+    assert.match(r.err, new RegExp(`\\b${code}\\b`));
+    assert.deepEqual(await kinds(store, id), before, "nothing appended");
+    assert.equal(ledgerSpends(g.p("ledger")).length, 1, "nothing debited");
+    assert.equal((await sbx(["close", id, "--store", store])).code, 0);
+    assert.deepEqual(await kinds(store, id), [...before, "closed"]);
+  } finally {
+    rmSync(g.dir, { recursive: true, force: true });
+  }
+}
+
+for (const code of ["Expired", "BudgetExhausted"] as const)
+  for (const release of [false, true])
+    test(`a resume ${release ? "by restore (--release)" : "by thaw (frozen)"} is refused ${code} by an amendment`, () =>
+      refusedResume(code, release));
