@@ -9,8 +9,9 @@
 //    same shape (a table like sbx_segments: the same columns and sizes, the same three unique
 //    indexes and foreign key) per transaction; also shown against a plain one-row INSERT;
 //  - verified reads/s: readRun of a 20-segment run from 1 and 8 readers, warm (the reader holds the
-//    verified record: one statement, the held rows checked by digest) and cold (a new reader every
-//    time: verified from genesis), vs `pgbench` running the same read (the header and the 20 rows)
+//    verified record: one statement, the header and last held row checked by digest on every read,
+//    every held row on every 16th: reader.ts) and cold (a new reader every time: verified from
+//    genesis), vs `pgbench` running the same read (the header and the 20 rows)
 //    without verifying; also shown against a one-row SELECT;
 //  - object upload: a workspace's files (SBX_BENCH_STORE_MIB, default 1024 MiB, in
 //    SBX_BENCH_STORE_FILES, default 10,000, files) streamed into PgStore vs snapshotDir into the

@@ -21,6 +21,8 @@ export {
 } from "./cluster.ts";
 export type { TestCluster } from "./cluster.ts";
 export { copyStore, listRecords } from "./copy.ts";
+export { importRecord } from "./importrecord.ts";
+export type { RecordImport } from "./importrecord.ts";
 export type { AnyStore, CopyReport } from "./copy.ts";
 export { copyLogs, listLogs, logsRoot, logStoreOf } from "./copylogs.ts";
 export type { LogCopyReport } from "./copylogs.ts";

@@ -182,19 +182,20 @@ export class PgStore implements Store {
 
   /**
    * readRecordBytes returns the record's wire bytes, verified (reader.ts: from genesis on this store's
-   * first read of it, then the new rows from the verified head, the rows already verified checked
-   * unchanged by digest), or null when there is none.
+   * first read of it, then the new rows from the verified head, the header and last held row checked
+   * unchanged by digest on every read and every held row every FULL_CHECK_EVERY reads, or on this
+   * read when `full`), or null when there is none.
    */
-  readRecordBytes(id: Digest): Promise<Uint8Array | null> {
-    return withRetry("record read", this.retryMs, () => this.#reader.bytes(id));
+  readRecordBytes(id: Digest, opts: { full?: boolean } = {}): Promise<Uint8Array | null> {
+    return withRetry("record read", this.retryMs, () => this.#reader.bytes(id, opts));
   }
   /** forgetVerified drops what this store's reader holds verified of `id` (or of every record). */
   forgetVerified(id?: Digest): void {
     this.#reader.forget(id);
   }
   /** readRecord (§13.7, optional member): the record verified as readRecordBytes does, or null. */
-  readRecord(id: Digest): Promise<RunRecord | null> {
-    return withRetry("record read", this.retryMs, () => this.#reader.record(id));
+  readRecord(id: Digest, opts: { full?: boolean } = {}): Promise<RunRecord | null> {
+    return withRetry("record read", this.retryMs, () => this.#reader.record(id, opts));
   }
 
   /**

@@ -1,16 +1,27 @@
 // Verified reads of run records in PostgreSQL without re-verifying from genesis on every read.
 //
-// A reader keeps, per record, the state it verified last: the decoded record, its wire bytes, and a
-// running SHA-256 over the header and every verified row (prev ‖ head ‖ line). A read is one
-// statement that returns the rows after that prefix and the server's SHA-256 over the header and
-// the prefix's rows as they are now. The new rows are decoded by continueRecord from the verified
-// state (the same strict decoder as decodeRecord: every head recomputed, §13.3 on every segment) and
-// their seq/prev/head columns must agree with the chain (`StoreCorrupt`). The prefix digest must
-// equal the reader's own: a row already verified that was altered, deleted or replaced in the
-// database since is not returned from memory as if nothing happened. On a mismatch the reader
-// verifies the record again from genesis, so the refusal carries the same code a fresh reader gives
-// (`HeadMismatch`, `StoreCorrupt`, `BadRecord`, `GenesisMismatch`…); a history rewritten into
-// another valid chain is `StoreCorrupt` (rows are never updated, so it cannot be legitimate).
+// A reader keeps, per record, the state it verified last: the decoded record, its wire bytes, a
+// running SHA-256 over the header and every verified row (prev ‖ head ‖ line), and the SHA-256 over
+// the header and the last verified row alone (the "spot" digest). A read is one statement that
+// returns the rows after that prefix together with a digest of the prefix as it is now:
+//  - on a spot read (most warm reads) the server's SHA-256 over the header and row n (the last row
+//    held), found by primary key, so its cost does not grow with the record: a changed header, a
+//    changed, deleted or replaced last row, or a history rewritten from any point (row n's prev/head
+//    then differ) is refused on that very read;
+//  - on a full read (the first warm read after a verification from genesis, every FULL_CHECK_EVERY-th
+//    warm read of a record by one reader, and whenever asked: `record(id, { full: true })`) the
+//    server's SHA-256 over the header and every held row, as before: an edit to any older row is
+//    refused at the latest on the FULL_CHECK_EVERY-th read after it, at once on a full read, and
+//    always by a fresh reader (from genesis).
+// The new rows are decoded by continueRecord from the verified state (the same strict decoder as
+// decodeRecord: every head recomputed, §13.3 on every segment) and their seq/prev/head columns must
+// agree with the chain (`StoreCorrupt`). On a digest mismatch the reader verifies the record again
+// from genesis, so the refusal carries the same code a fresh reader gives (`HeadMismatch`,
+// `StoreCorrupt`, `BadRecord`, `GenesisMismatch`…); a history rewritten into another valid chain is
+// `StoreCorrupt` (rows are never updated, so it cannot be legitimate).
+//
+// Why not the full digest on every read: with 8 readers of a 20-segment record the server spent
+// most of each read aggregating and hashing every old row (bench/store.bench.ts, warm 8 readers).
 //
 // A read with no new rows costs one round trip and no decoding; a read after k new rows decodes k.
 // Readers never share a mutable state: a read extends a fork of the cached state and publishes it
@@ -32,12 +43,19 @@ const dig = (b: Buffer) => formatDigest(new Uint8Array(b));
 /** How many records one reader keeps verified states for (least recently read dropped first). */
 export const READER_CACHE = 1024;
 
+/** Every how many warm reads of one record a reader checks every held row (the full digest). */
+export const FULL_CHECK_EVERY = 16;
+
 interface Verified {
   readonly record: RunRecord;
   /** header, then one line per segment */
   readonly parts: readonly Uint8Array[];
   /** SHA-256 so far over header ‖ (prev ‖ head ‖ line) per row */
   readonly hash: Hash;
+  /** SHA-256 over header ‖ (prev ‖ head ‖ line) of the last row only (header alone when none) */
+  readonly spot: Buffer;
+  /** warm reads of this state since its prefix was last checked in full */
+  reads: number;
 }
 
 interface SegRow {
@@ -70,13 +88,25 @@ const FULL = {
 };
 
 // The prefix's digest and count (rows 1..$2) with every row after it, in one snapshot.
-const TAIL = {
+const FULL_TAIL = {
   name: "sbx_read_tail",
   text: `WITH p AS (
     SELECT sha256(r.header || coalesce(string_agg(s.prev || s.head || s.line, ''::bytea ORDER BY s.seq), ''::bytea)) AS h,
            count(s.seq) AS n
       FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id AND s.seq <= $2
      WHERE r.id = $1 GROUP BY r.header)
+  SELECT p.h, p.n, s.seq, s.prev, s.head, s.line
+    FROM p LEFT JOIN sbx_segments s ON s.record = $1 AND s.seq > $2 ORDER BY s.seq`,
+};
+
+// The header and row $2 alone (n: 1 when row $2 exists, 0 otherwise; $2 = 0 names no row) with
+// every row after it, in one snapshot: two primary-key lookups and a range, whatever the length.
+const SPOT_TAIL = {
+  name: "sbx_read_spot",
+  text: `WITH l AS (SELECT prev || head || line AS b FROM sbx_segments WHERE record = $1 AND seq = $2),
+       p AS (SELECT sha256(r.header || coalesce((SELECT b FROM l), ''::bytea)) AS h,
+                    (SELECT count(*) FROM l) AS n
+               FROM sbx_records r WHERE r.id = $1)
   SELECT p.h, p.n, s.seq, s.prev, s.head, s.line
     FROM p LEFT JOIN sbx_segments s ON s.record = $1 AND s.seq > $2 ORDER BY s.seq`,
 };
@@ -104,6 +134,12 @@ function hashRows(h: Hash, rows: readonly SegRow[]): void {
   for (const r of rows) h.update(r.prev).update(r.head).update(r.line);
 }
 
+function spotOf(header: Uint8Array, last: SegRow | undefined): Buffer {
+  const h = createHash("sha256").update(header);
+  if (last !== undefined) h.update(last.prev).update(last.head).update(last.line);
+  return h.digest();
+}
+
 const segRows = (rows: readonly (Row | TailRow)[]): SegRow[] =>
   rows.filter((r): r is (Row | TailRow) & SegRow => r.seq !== null);
 
@@ -124,7 +160,8 @@ async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified |
   checkColumns(id, record, 0, rows);
   const hash = createHash("sha256").update(first.header);
   hashRows(hash, rows);
-  return { record, parts, hash };
+  // reads starts at the limit: the first warm read after a verification from genesis is a full one.
+  return { record, parts, hash, spot: spotOf(first.header, rows.at(-1)), reads: FULL_CHECK_EVERY };
 }
 
 /** Verified record states of one reader (one PgStore), by record id. */
@@ -153,17 +190,20 @@ export class RecordReader {
     else this.#known.delete(id);
   }
 
-  /** record returns the record verified (from the held prefix, or from genesis), or null when absent. */
-  async record(id: Digest): Promise<RunRecord | null> {
-    return (await this.#read(id))?.record.fork() ?? null;
+  /**
+   * record returns the record verified (from the held prefix, or from genesis), or null when absent.
+   * `full`: check every held row by the server's digest on this read (see the file comment).
+   */
+  async record(id: Digest, opts: { full?: boolean } = {}): Promise<RunRecord | null> {
+    return (await this.#read(id, opts.full === true))?.record.fork() ?? null;
   }
   /** bytes returns the record's wire bytes, verified as `record` does, or null when absent. */
-  async bytes(id: Digest): Promise<Uint8Array | null> {
-    const v = await this.#read(id);
+  async bytes(id: Digest, opts: { full?: boolean } = {}): Promise<Uint8Array | null> {
+    const v = await this.#read(id, opts.full === true);
     return v === null ? null : concatBytes(...v.parts);
   }
 
-  async #read(id: Digest): Promise<Verified | null> {
+  async #read(id: Digest, askedFull: boolean): Promise<Verified | null> {
     const known = this.#known.get(id);
     if (known === undefined) {
       const v = await fromGenesis(this.#pool, id);
@@ -171,10 +211,14 @@ export class RecordReader {
       return v;
     }
     const n = known.record.segments.length;
-    const r = await this.#pool.query<TailRow>(TAIL, [raw(id), n]);
+    known.reads++;
+    const full = askedFull || known.reads >= FULL_CHECK_EVERY;
+    if (full) known.reads = 0;
+    const r = await this.#pool.query<TailRow>(full ? FULL_TAIL : SPOT_TAIL, [raw(id), n]);
     const first = r.rows[0];
-    const mine = known.hash.copy().digest();
-    if (first === undefined || Number(first.n) !== n || !first.h.equals(mine))
+    const mine = full ? known.hash.copy().digest() : known.spot;
+    const count = full ? n : Math.min(n, 1);
+    if (first === undefined || Number(first.n) !== count || !first.h.equals(mine))
       return this.#rewritten(id, known);
     const rows = segRows(r.rows);
     if (rows.length === 0) return known;
@@ -184,7 +228,14 @@ export class RecordReader {
     checkColumns(id, record, n, rows);
     const hash = known.hash.copy();
     hashRows(hash, rows);
-    const v: Verified = { record, parts: [...known.parts, ...lines], hash };
+    const header = known.parts[0] ?? new Uint8Array();
+    const v: Verified = {
+      record,
+      parts: [...known.parts, ...lines],
+      hash,
+      spot: spotOf(header, rows.at(-1)),
+      reads: full ? 0 : known.reads,
+    };
     this.#keep(id, v);
     return v;
   }
@@ -196,7 +247,9 @@ export class RecordReader {
     try {
       v = await fromGenesis(this.#pool, id);
     } finally {
-      this.#known.set(id, known); // this reader keeps refusing, whatever the record becomes
+      // This reader keeps refusing, whatever the record becomes: its next read checks in full again.
+      known.reads = FULL_CHECK_EVERY;
+      this.#known.set(id, known);
     }
     if (v === null) throw corrupt(id, "the record's rows are gone from the database");
     throw corrupt(id, "rows this reader verified were changed in the database");

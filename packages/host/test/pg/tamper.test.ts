@@ -9,6 +9,7 @@ import { openSigned, readRun } from "@sbx/sandbox-attest/store";
 import { isHostError } from "../../src/errors.ts";
 import { LOG_GENESIS } from "../../src/log/index.ts";
 import { PgStore } from "../../src/pg/index.ts";
+import { FULL_CHECK_EVERY } from "../../src/pg/reader.ts";
 import { sql, testDb, type TestDb } from "./pgtest.ts";
 
 const d = (s: string): Digest => digestBytes(utf8(s));
@@ -175,6 +176,75 @@ test("a reader that verified the record before: an edited old line or head colum
   }
   await assert.rejects(readRun(store, w.id), code("StoreCorrupt"));
   await assert.rejects(readRun(store, w.id), code("StoreCorrupt")); // and keeps refusing it
+});
+
+// What a warm read guarantees about rows it already verified (reader.ts, §13.7.1): the header and
+// the last held row are checked on every read; every held row on the first warm read after a
+// verification from genesis, on every FULL_CHECK_EVERY-th warm read and on a read asked `full`. An
+// older row edited in between is therefore refused at the latest FULL_CHECK_EVERY reads later —
+// and, until then, this reader returns the rows as it verified them (never the edited bytes).
+test("warm reads: the last held row and the header are checked on every read, older rows every FULL_CHECK_EVERY reads or when asked", async () => {
+  const reader = await PgStore.open(db.url);
+  try {
+    const old = await threeSegments("warm bound older row");
+    const first = await reader.readRecordBytes(old.id); // from genesis
+    await reader.readRecordBytes(old.id); // the first warm read: full, resets the count
+    const r = await sql(db.url, "SELECT line FROM sbx_segments WHERE record = $1 AND seq = 1", [raw(old.id)]);
+    const line = (r.rows[0] as { line: Buffer }).line.toString().replace(d("a").slice(7), d("A").slice(7));
+    await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 1", [
+      raw(old.id),
+      Buffer.from(line),
+    ]);
+    for (let i = 1; i < FULL_CHECK_EVERY; i++)
+      assert.deepEqual(
+        await reader.readRecordBytes(old.id),
+        first,
+        `spot read ${String(i)} returns the held rows`,
+      );
+    await assert.rejects(reader.readRecordBytes(old.id), code("HeadMismatch")); // the FULL_CHECK_EVERY-th
+    await assert.rejects(reader.readRecordBytes(old.id), code("HeadMismatch")); // and it keeps refusing
+
+    // Asked in full: the same edit is refused on that read.
+    const asked = await threeSegments("warm bound asked");
+    await reader.readRecordBytes(asked.id);
+    await reader.readRecordBytes(asked.id);
+    await sql(db.url, "UPDATE sbx_segments SET head = $2 WHERE record = $1 AND seq = 2", [
+      raw(asked.id),
+      raw(d("x")),
+    ]);
+    assert.notEqual(await reader.readRecordBytes(asked.id), null); // a spot read does not look at row 2
+    await assert.rejects(reader.readRecordBytes(asked.id, { full: true }), code("StoreCorrupt"));
+
+    // The last held row, or the header, edited: refused on the very next (spot) read.
+    const last = await threeSegments("warm bound last row");
+    await reader.readRecordBytes(last.id);
+    await reader.readRecordBytes(last.id);
+    await sql(db.url, "UPDATE sbx_segments SET head = $2 WHERE record = $1 AND seq = 3", [
+      raw(last.id),
+      raw(d("x")),
+    ]);
+    await assert.rejects(reader.readRecordBytes(last.id), code("StoreCorrupt"));
+
+    const hdr = await threeSegments("warm bound header");
+    const other = await reader.createRecord(d("warm bound other"), d("g"));
+    await reader.readRecordBytes(hdr.id);
+    await reader.readRecordBytes(hdr.id);
+    await sql(
+      db.url,
+      "UPDATE sbx_records SET header = (SELECT header FROM sbx_records WHERE id = $2) WHERE id = $1",
+      [raw(hdr.id), raw(other)],
+    );
+    await assert.rejects(reader.readRecordBytes(hdr.id), code("HeadMismatch"));
+
+    // The last held row deleted (a history cut back or rewritten from any point): refused at once.
+    const cut = await threeSegments("warm bound cut");
+    await reader.readRecordBytes(cut.id);
+    await reader.readRecordBytes(cut.id);
+    await sql(db.url, "DELETE FROM sbx_segments WHERE record = $1 AND seq = 3", [raw(cut.id)]);
+    await assert.rejects(reader.readRecordBytes(cut.id), code("StoreCorrupt"));
+  } finally {
+    await reader.close();
+  }
 });
 
 test("a segment row whose line holds two lines: StoreCorrupt, not read as a longer run", async () => {

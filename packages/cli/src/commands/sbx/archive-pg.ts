@@ -1,13 +1,17 @@
 // `sbx import ARCHIVE --store postgres://…`: the archive verified whole first (openRunArchive, the
 // same checks as an import into a folder), then its objects and signed objects stored in the
-// database, then its record replayed segment by segment through the database's compare-and-append
-// (which holds every segment to §13.3 again) and read back byte for byte. A record of the same id
-// already there with the same bytes is "already held"; one that is a prefix of the archive's (an
-// import cut short) is continued; any other is refused (`RecordExists`).
+// database (each in its own transaction, deduplicated by address: an object without a record
+// naming it is harmless), then the record written in ONE transaction (importRecord): its header
+// and every segment row, or nothing. A record of the same id already there with the same bytes is
+// "already held"; one that is a prefix of the archive's (held by a host, or copied in part) is
+// continued in that transaction; any other is refused (`RecordExists`), nothing written. Finally
+// the record is read back verified from genesis by a reader that held nothing, byte for byte.
+// A reader never sees a part of an imported record; a SIGKILL at any step leaves the record absent
+// or whole (objects written before it stay, as a retry would write them again).
 import { bytesEqual } from "@sbx/wire";
 import { openRunArchive, type ImportResult } from "@sbx/host/archive";
-import { PgStore } from "@sbx/host/pg";
-import { decodeRecord, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { importRecord, PgStore } from "@sbx/host/pg";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 
 /** importIntoShared imports a run archive into the PostgreSQL store at `url` (see the file comment). */
 export async function importIntoShared(
@@ -20,24 +24,19 @@ export async function importIntoShared(
   try {
     for (const b of a.plain.values()) await store.putObject(b);
     for (const env of a.signed.values()) await store.putSigned(env);
-    const { record } = decodeRecord(a.record);
-    let have = await store.readRecordBytes(a.id);
-    const created = have === null || !bytesEqual(have, a.record);
-    if (have === null) {
-      await store.createRecord(record.unitId, record.grantsId);
-      have = await store.readRecordBytes(a.id);
-    }
-    const there = decodeRecord(have ?? new Uint8Array()).record;
-    const n = there.segments.length;
-    if (n > record.segments.length || there.heads.some((h, i) => h !== record.heads[i]))
-      throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
-    let head = there.head;
-    for (const seg of record.segments.slice(n)) head = await store.appendSegment(a.id, head, seg);
+    const { created, added } = await importRecord(store, a.record);
+    store.forgetVerified(a.id);
     const back = await store.readRecordBytes(a.id);
     if (back === null || !bytesEqual(back, a.record))
       throw new SandboxAttestError("RecordExists", `record ${a.id} reads back other than the archive's`);
     const objects = a.plain.size + a.signed.size;
-    return { id: a.id, head: a.run.record!.head, created, objects, signers: a.run.signers };
+    return {
+      id: a.id,
+      head: a.run.record!.head,
+      created: created || added > 0,
+      objects,
+      signers: a.run.signers,
+    };
   } finally {
     await store.close();
   }
