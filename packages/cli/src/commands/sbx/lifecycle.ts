@@ -10,6 +10,12 @@ import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
 import { GRANT_OPTIONS } from "./grant.ts";
+import {
+  CHECKPOINT_HELP,
+  CHECKPOINT_OPTIONS,
+  checkpointAtSuspend,
+  checkpointRequest,
+} from "./lifecycle/checkpoint.ts";
 
 const STORE_HELP = `  --store DIR|URL  the run store (default $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                    postgres://… is the PostgreSQL store shared by many hosts (local state: $SBX_LOCAL_DIR)`;
@@ -34,19 +40,24 @@ const suspend: Command = {
   frozen processes stay resident on this host (sbx resume thaws them); with it they are ended and
   only the snapshot is kept. A run whose command already ended is snapshotted from its workspace.
   --release        end the processes and free the sandbox after the snapshot
+${CHECKPOINT_HELP}
 ${STORE_HELP}
 exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunBusy…), 2 usage error`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       release: { type: "boolean" },
       store: { type: "string" },
+      ...CHECKPOINT_OPTIONS,
     });
     const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
     const store = await openAnyRunStore(values.store, false);
+    const cp = checkpointRequest(values, hostKeyOf(store.root, undefined).did);
     const release = values.release === true;
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
     show(io, "suspended", asked?.result ?? (await suspendDirect(store, id)));
+    // jcp §4.7: the holder's checkpoint of the parked run (lifecycle/checkpoint.ts).
+    if (cp !== null) show(io, "checkpoint", await checkpointAtSuspend(store, id, cp));
     return EXIT.ok;
   },
 };
