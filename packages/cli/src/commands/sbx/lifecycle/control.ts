@@ -83,11 +83,33 @@ export async function serveControl(
   return server;
 }
 
+/** Raised inside askOnce when the channel broke before any answer: the supervisor was going away. */
+class Unanswered extends Error {}
+
 /**
  * askSupervisor sends `req` to the supervisor listening on `path`: resolves its result, rejects with
- * its refusal, or resolves undefined when no supervisor listens there (no socket, or refused).
+ * its refusal, or resolves undefined when no supervisor listens there (no socket, or refused). A
+ * supervisor that accepts the request and then goes away before answering (it was ending, e.g.
+ * after `suspend --release`) is asked again, a few times, a moment later: by then either another
+ * supervisor answers or none listens and the caller acts on the record itself, whose head decides
+ * (a request the departed supervisor did carry out is then refused by the record's phase, never
+ * done twice). `ControlFailed` when it keeps breaking.
  */
-export function askSupervisor(path: string, req: ControlRequest): Promise<{ result: unknown } | undefined> {
+export async function askSupervisor(
+  path: string,
+  req: ControlRequest,
+): Promise<{ result: unknown } | undefined> {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return await askOnce(path, req);
+    } catch (e) {
+      if (!(e instanceof Unanswered)) throw e;
+      if (attempt >= 5) throw new HostError("ControlFailed", e.message);
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+}
+
+function askOnce(path: string, req: ControlRequest): Promise<{ result: unknown } | undefined> {
   return new Promise((resolve, reject) => {
     const sock = createConnection(path);
     let buf = "";
@@ -100,13 +122,14 @@ export function askSupervisor(path: string, req: ControlRequest): Promise<{ resu
     sock.on("data", (d: string) => (buf += d));
     sock.on("error", (e: NodeJS.ErrnoException) => {
       if (!connected) resolve(undefined);
+      else if (buf === "") reject(new Unanswered(`the supervisor's channel broke: ${e.code ?? e.message}`));
       else reject(new HostError("ControlFailed", `the supervisor's channel broke: ${e.code ?? e.message}`));
     });
     sock.on("close", () => {
       if (!connected) return;
       const line = buf.split("\n")[0] ?? "";
       if (line === "") {
-        reject(new HostError("ControlFailed", "the supervisor ended without answering"));
+        reject(new Unanswered("the supervisor ended without answering"));
         return;
       }
       const r = JSON.parse(line) as Reply;
