@@ -1,7 +1,7 @@
 // The supervisor's control channel (lifecycle/control.ts): a supervisor that accepts a request and
-// goes away before answering (it was ending) is asked again; once none listens, askSupervisor
-// resolves undefined so the caller acts on the record itself. One that keeps breaking is
-// ControlFailed; an answer that arrives is passed on.
+// goes away before answering (it was ending) is asked a resume again; once none listens,
+// askSupervisor resolves undefined so the caller resumes from the record itself. A resume that keeps
+// breaking, or a suspend or close that breaks, is ControlFailed; an answer that arrives is passed on.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -33,7 +33,7 @@ test("a supervisor that breaks the channel unanswered, then goes, leaves the cal
   }
 });
 
-test("a channel that keeps breaking unanswered is ControlFailed; a served answer passes", async () => {
+test("a resume that keeps breaking unanswered, or any other request that breaks, is ControlFailed; a served answer passes", async () => {
   const dir = mkdtempSync(join(tmpdir(), "sbx-control-"));
   const path = join(dir, "control.sock");
   try {
@@ -42,11 +42,15 @@ test("a channel that keeps breaking unanswered is ControlFailed; a served answer
       accepted++;
       sock.destroy();
     });
-    await assert.rejects(askSupervisor(path, { op: "status" }), (e: Error & { code?: string }) => {
+    const failed = (e: Error & { code?: string }) => {
       assert.equal(e.code, "ControlFailed");
       return true;
-    });
+    };
+    await assert.rejects(askSupervisor(path, { op: "resume" }), failed);
     assert.equal(accepted, 5);
+    // A suspend whose supervisor went away unanswered is reported, not asked again.
+    await assert.rejects(askSupervisor(path, { op: "suspend", release: true }), failed);
+    assert.equal(accepted, 6);
     await new Promise<void>((r) => server.close(() => r()));
     const served = await serveControl(path, () => Promise.resolve({ phase: "executing" }));
     assert.deepEqual(await askSupervisor(path, { op: "status" }), { result: { phase: "executing" } });

@@ -89,11 +89,12 @@ class Unanswered extends Error {}
 /**
  * askSupervisor sends `req` to the supervisor listening on `path`: resolves its result, rejects with
  * its refusal, or resolves undefined when no supervisor listens there (no socket, or refused). A
- * supervisor that accepts the request and then goes away before answering (it was ending, e.g.
- * after `suspend --release`) is asked again, a few times, a moment later: by then either another
- * supervisor answers or none listens and the caller acts on the record itself, whose head decides
- * (a request the departed supervisor did carry out is then refused by the record's phase, never
- * done twice). `ControlFailed` when it keeps breaking.
+ * `resume` that a supervisor accepts and then goes away from unanswered (it was ending, e.g. after
+ * `suspend --release`, while resumes race) is asked again, a few times, a moment later: by then
+ * another supervisor answers, or none listens and the caller resumes from the record itself, whose
+ * head decides (a resume the departed supervisor did carry out is refused by the record's phase,
+ * never done twice). Any other request, or a resume that keeps breaking, is `ControlFailed`: a
+ * suspend or close whose supervisor died mid-way is reported, not silently finished from here.
  */
 export async function askSupervisor(
   path: string,
@@ -104,7 +105,7 @@ export async function askSupervisor(
       return await askOnce(path, req);
     } catch (e) {
       if (!(e instanceof Unanswered)) throw e;
-      if (attempt >= 5) throw new HostError("ControlFailed", e.message);
+      if (req.op !== "resume" || attempt >= 5) throw new HostError("ControlFailed", e.message);
       await new Promise((r) => setTimeout(r, 50 * attempt));
     }
 }
