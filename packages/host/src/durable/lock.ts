@@ -7,7 +7,8 @@ import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, wr
 import { randomBytes } from "node:crypto";
 import { HostError } from "../errors.ts";
 
-function startTicks(pid: number): string | null {
+/** The start time of `pid` (clock ticks since boot), or null when it is gone or a zombie. */
+export function startTicks(pid: number): string | null {
   try {
     const s = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
     const f = s.slice(s.lastIndexOf(")") + 2).split(" ");

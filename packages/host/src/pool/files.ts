@@ -15,7 +15,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readSync,
   renameSync,
   unlinkSync,
@@ -26,6 +25,7 @@ import { join } from "node:path";
 import type { Envelope } from "@sbx/wire";
 import { HostError } from "../errors.ts";
 import { errnoOf } from "../fsat/index.ts";
+import { startTicks } from "../durable/lock.ts";
 
 /** Paths of a pool directory. */
 export function poolPaths(dir: string) {
@@ -169,17 +169,6 @@ export function parseLedgerLines(ledger: string, bytes: Uint8Array, firstLine = 
         });
       }
     });
-}
-
-/** A holder's identity in the lock file: its pid and its start time (clock ticks since boot). */
-function startTicks(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
-    const fields = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" ? null : (fields[19] ?? null);
-  } catch {
-    return null;
-  }
 }
 
 /** How old a lock with no readable holder must be before it counts as stale (a crash mid-create). */

@@ -70,6 +70,7 @@ import { etcFiles, sandboxUser, type SandboxUser } from "../sandbox/system.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
 import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
+import { startTicks } from "../durable/lock.ts";
 
 /** Where the control folder appears inside the sandbox. */
 export const CLAIM_DIR = "/.sbx-claim";
@@ -167,17 +168,6 @@ export function systemFiles(user: SandboxUser): { dir: string; etc: string; secc
   chmodSync(dir, 0o755);
   chmodSync(etc, 0o755);
   return { dir, etc, seccomp };
-}
-
-/** The start time of `pid` (clock ticks since boot), or null when it is gone or a zombie. */
-export function startTicks(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return f[0] === "Z" ? null : (f[19] ?? null);
-  } catch {
-    return null;
-  }
 }
 
 function mkfifo(path: string, mode: number, gid: number): void {
