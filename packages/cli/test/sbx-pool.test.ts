@@ -3,7 +3,7 @@
 // is never taken again, the next claim takes the next item), and destroy ending every sandbox.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -120,7 +120,7 @@ test("a claimant SIGKILLed after its claim: the item is never taken again; destr
   const s = openPoolDir(poolDir(name));
   assert.equal(s.account.closed, true);
   verifyLedger(s, { requireClosed: true });
-  assert.ok(!readFileSync(join(poolDir(name), "ledger.jsonl"), "utf8").includes("item-0002"));
+  assert.ok(!s.payloads.some((e) => "item" in e && e.item === "item-0002"), "no item beyond the two");
 });
 
 test("every pool command has help", async () => {

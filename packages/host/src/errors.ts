@@ -39,6 +39,8 @@ export type HostErrorCode =
   | "PoolWriteFailed"
   | "PoolTooLarge"
   | "PoolTorn"
+  // §15.2 a pool folder of the older one-file ledger form, or a log entry that is not envelope lines
+  | "PoolLedgerFormat"
   | "PoolEmpty"
   // §15.4 a claimed item's parked sandbox is gone, not frozen, or has no waiter: never a cold start
   | "PoolItemLost"

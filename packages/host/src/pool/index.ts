@@ -10,9 +10,15 @@ export {
   destroyPoolDir,
 } from "./pool.ts";
 export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
-export { poolPaths, readLedgerLines } from "./files.ts";
-export { forgetHeldPools, lastHeldOpen } from "./held.ts";
-export type { HeldOpenStats } from "./held.ts";
+export { poolPaths } from "./files.ts";
+export {
+  forgetHeldPools,
+  lastHeldOpen,
+  openPoolLog,
+  poolLogDir,
+  FULL_EVERY,
+} from "./poollog.ts";
+export type { HeldOpenStats, PoolLog } from "./poollog.ts";
 export { provisionFigure, residencyFigure } from "./figures.ts";
 export type { Residency } from "./figures.ts";
 export { isAlive, diskBytes } from "./idle.ts";

@@ -1,8 +1,10 @@
 // §15 Warm pools on this host: a pool directory of real items (pre-created workspaces and stopped
 // idle processes) and its signed ledger. Every operation replays and verifies the ledger first, and
-// appends only entries the §15 accounting accepts, each fsynced before the operation returns.
-import { existsSync } from "node:fs";
-import { type Digest, type KeyPair } from "@sbx/wire";
+// appends only entries the §15 accounting accepts, each fsynced before the operation returns. The
+// ledger is a log of the host's append-only log primitive (poollog.ts): an operation's entries are
+// compare-and-appended on the head it verified, and decided again when another writer took it.
+import { existsSync, mkdirSync } from "node:fs";
+import { type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
 import {
   appendEntry,
@@ -18,8 +20,9 @@ import {
   type LedgerState,
 } from "@sbx/sandbox-attest/warmpool";
 import { HostError } from "../errors.ts";
-import { openHeldPool } from "./held.ts";
-import { appendLines, ensureDir, poolPaths, withLock, writeFileDurably } from "./files.ts";
+import { errnoOf } from "../fsat/index.ts";
+import { commitPoolOp, openPoolLog } from "./poollog.ts";
+import { ensureDir, poolPaths, writeFileDurably } from "./files.ts";
 import { diskBytes, idleUsage, readIdle, removeTree, startIdle, stopIdle, writeIdle } from "./idle.ts";
 import { provisionFigure, residencyFigure } from "./figures.ts";
 import {
@@ -30,7 +33,6 @@ import {
   parkedUsage,
   parkSandbox,
   readParked,
-  writeParked,
   type ParkOptions,
 } from "./parked.ts";
 import { readdirSync, rmSync } from "node:fs";
@@ -60,15 +62,33 @@ export interface CreatePoolOptions {
 
 /** openPoolDir reads and verifies a pool directory's ledger (§15.7); `PoolMissing` when there is none. */
 export function openPoolDir(dir: string, hosts?: readonly string[]): LedgerState {
-  // Verifies only the entries this process has not verified before (held.ts); the same state and
-  // the same refusals as a replay from genesis.
-  return openHeldPool(dir, hosts);
+  // Verifies only the log entries this process has not verified before (poollog.ts); the same state
+  // and the same refusals as a replay from genesis.
+  return openPoolLog(dir, hosts).state;
 }
 
-/** append signs bodies into the ledger state and writes them durably, in order. */
-function append(dir: string, s: LedgerState, bodies: readonly EntryBody[], key: KeyPair): void {
-  const envs = bodies.map((b) => appendEntry(s, b, key));
-  appendLines(poolPaths(dir).ledger, envs);
+/** sign signs bodies into the ledger state, in order, and returns their envelopes. */
+function sign(s: LedgerState, bodies: readonly (EntryBody | null)[], key: KeyPair): Envelope[] {
+  return bodies.flatMap((b) => (b === null ? [] : [appendEntry(s, b, key)]));
+}
+
+/**
+ * newItemFolder takes the first free item id from `from` on by making its folder: mkdir(2) of an
+ * existing name fails, so two provisioners never share an item folder (no lock needed). An id whose
+ * folder is left from a provisioner that died before its entry is skipped.
+ */
+function newItemFolder(dir: string, from: number): string {
+  const p = poolPaths(dir);
+  ensureDir(p.items);
+  for (let n = from; ; n++) {
+    const item = `item-${String(n).padStart(4, "0")}`;
+    try {
+      mkdirSync(p.item(item));
+      return item;
+    } catch (e) {
+      if (errnoOf(e) !== "EEXIST") throw e;
+    }
+  }
 }
 
 /**
@@ -85,10 +105,14 @@ export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
   writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
-  return s;
+  return openPoolDir(dir);
 }
 
-/** provisionItems adds `n` items to an open pool (§15.3). */
+/**
+ * provisionItems adds `n` items to the pool (§15.3). `s` names the pool (its manifest); each item's
+ * id and entry are decided on the ledger as read when it is appended, so other writers (claims,
+ * evictions, another provisioner) may append meanwhile.
+ */
 export async function provisionItems(
   dir: string,
   s: LedgerState,
@@ -98,7 +122,7 @@ export async function provisionItems(
   const p = poolPaths(dir);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const item = `item-${String(s.account.items.size).padStart(4, "0")}`;
+    const item = newItemFolder(dir, openPoolDir(dir).account.items.size);
     const before = process.cpuUsage();
     ensureDir(p.workspace(item));
     writeFileDurably(
@@ -116,16 +140,12 @@ export async function provisionItems(
       writeIdle(p.proc(item), { pid, started_ms: Date.now(), cpu_us: idleCpu.toString() });
     }
     const used = process.cpuUsage(before);
-    const at = Math.max((o.now ?? Date.now)(), s.account.last_ms);
     const provision = provisionFigure(BigInt(used.user + used.system), idleCpu, idleSource);
-    withLock(p.lock, () =>
-      append(
-        dir,
-        s,
-        [{ kind: "provisioned", item, manifest: s.descriptor.manifest, at_ms: at, provision }],
-        o.key,
-      ),
-    );
+    commitPoolOp(dir, (t) => {
+      const at = Math.max((o.now ?? Date.now)(), t.account.last_ms);
+      const body: EntryBody = { kind: "provisioned", item, manifest: s.descriptor.manifest, at_ms: at, provision };
+      return { envs: sign(t, [body], o.key), result: null };
+    });
     ids.push(item);
   }
   return ids;
@@ -172,18 +192,6 @@ function residencyNow(
   };
 }
 
-/** accrueTo appends an item's residency up to `to` and records the idle CPU accounted. */
-function accrueTo(dir: string, s: LedgerState, item: string, to: number, key: KeyPair): void {
-  const { body, cpu } = residencyNow(dir, s, item, to);
-  if (!body) return;
-  append(dir, s, [body], key);
-  const parked = readParked(poolPaths(dir).item(item));
-  if (parked !== null && cpu !== null)
-    writeParked(poolPaths(dir).item(item), { ...parked, cpu_us: cpu.toString() });
-  const idle = readIdle(poolPaths(dir).proc(item));
-  if (idle && cpu !== null) writeIdle(poolPaths(dir).proc(item), { ...idle, cpu_us: cpu.toString() });
-}
-
 function pickResident(s: LedgerState, item?: string): string {
   if (item !== undefined) return itemAttribution(s, item).item; // UnknownItem, DoubleClaim
   const first = [...s.account.items.values()].find((i) => i.state === "resident");
@@ -203,6 +211,8 @@ export interface Claimed {
   readonly itemDir: string;
   /** The item is a parked sandbox (kept frozen for the claimant), not an idle process. */
   readonly parked: boolean;
+  /** How many times the claim lost the ledger's head to another writer and decided again. */
+  readonly retries: number;
 }
 
 /**
@@ -214,47 +224,42 @@ export function claimPoolItem(
   dir: string,
   o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number; busyMs?: number },
 ): Claimed {
-  // Concurrent claimants take turns: a claim that finds the lock held waits (up to busyMs, default
-  // 10 s) and then decides from the ledger as it is by then, so a loser takes the next item, or is
-  // told PoolEmpty, instead of a bare PoolBusy.
+  // Concurrent claimants race on the ledger's head: a claimant whose append lost the head
+  // (StaleHead) reads the new entries and decides again, so it takes the next resident item, or is
+  // told PoolEmpty (DoubleClaim for an --item another took). It gives up with StaleHead only after
+  // busyMs (default 10 s) of lost races.
   const deadline = Date.now() + (o.busyMs ?? 10_000);
-  for (;;)
-    try {
-      return claimOnce(dir, o);
-    } catch (e) {
-      if (!(e instanceof HostError && e.code === "PoolBusy") || Date.now() > deadline) throw e;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2 + Math.floor(Math.random() * 8));
-    }
+  const { result: item, state: s, retries } = commitPoolOp(
+    dir,
+    (t) => {
+      const it = pickResident(t, o.item);
+      // The residency up to now and the claim go in one log entry: the claim is committed with the
+      // residency it carries, or neither is.
+      const { body } = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
+      const envs = sign(t, [body], o.key);
+      envs.push(appendEntry(t, claimBody(t, it, o.unit, o.grants), o.key));
+      return { envs, result: it };
+    },
+    deadline,
+  );
+  const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
+  const idle = readIdle(poolPaths(dir).proc(item));
+  if (idle) stopIdle(idle.pid);
+  return {
+    claim,
+    components: claimComponents(s, claim),
+    workspace: poolPaths(dir).workspace(item),
+    state: s,
+    itemDir: poolPaths(dir).item(item),
+    parked: readParked(poolPaths(dir).item(item)) !== null,
+    retries,
+  };
 }
 
-function claimOnce(
-  dir: string,
-  o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number },
-): Claimed {
-  return withLock(poolPaths(dir).lock, () => {
-    const s = openPoolDir(dir);
-    const item = pickResident(s, o.item);
-    // The residency up to now and the claim go in one write and one fsync: the claim is committed
-    // with the residency it carries, or neither is.
-    const { body } = residencyNow(dir, s, item, Math.max((o.now ?? Date.now)(), s.account.last_ms));
-    const envs = body ? [appendEntry(s, body, o.key)] : [];
-    envs.push(appendEntry(s, claimBody(s, item, o.unit, o.grants), o.key));
-    appendLines(poolPaths(dir).ledger, envs);
-    const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
-    const idle = readIdle(poolPaths(dir).proc(item));
-    if (idle) stopIdle(idle.pid);
-    return {
-      claim,
-      components: claimComponents(s, claim),
-      workspace: poolPaths(dir).workspace(item),
-      state: s,
-      itemDir: poolPaths(dir).item(item),
-      parked: readParked(poolPaths(dir).item(item)) !== null,
-    };
-  });
-}
-
-/** evictPoolItem evicts `item` as overhead (§15.5): residency accounted, eviction appended, its process and folder removed. */
+/**
+ * evictPoolItem evicts `item` as overhead (§15.5): its residency up to now and the eviction
+ * appended as one log entry, then its process and folder removed.
+ */
 export function evictPoolItem(
   dir: string,
   item: string,
@@ -262,17 +267,18 @@ export function evictPoolItem(
   key: KeyPair,
   now: () => number = Date.now,
 ): LedgerState {
-  return withLock(poolPaths(dir).lock, () => {
-    const s = openPoolDir(dir);
-    pickResident(s, item);
-    accrueTo(dir, s, item, Math.max(now(), s.account.last_ms), key);
-    append(dir, s, [evictBody(s, item, reason)], key);
-    const idle = readIdle(poolPaths(dir).proc(item));
-    if (idle) stopIdle(idle.pid);
-    killParkedNow(poolPaths(dir).item(item));
-    removeTree(poolPaths(dir).item(item));
-    return s;
+  const { state } = commitPoolOp(dir, (t) => {
+    pickResident(t, item);
+    const { body } = residencyNow(dir, t, item, Math.max(now(), t.account.last_ms));
+    const envs = sign(t, [body], key);
+    envs.push(appendEntry(t, evictBody(t, item, reason), key));
+    return { envs, result: null };
   });
+  const idle = readIdle(poolPaths(dir).proc(item));
+  if (idle) stopIdle(idle.pid);
+  killParkedNow(poolPaths(dir).item(item));
+  removeTree(poolPaths(dir).item(item));
+  return state;
 }
 
 /** closePoolDir evicts every resident item (`host-shutdown`) and closes the ledger (§15.6). */
@@ -280,11 +286,11 @@ export function closePoolDir(dir: string, key: KeyPair, now: () => number = Date
   const s = openPoolDir(dir);
   for (const it of [...s.account.items.values()].filter((i) => i.state === "resident"))
     evictPoolItem(dir, it.item, "host-shutdown", key, now);
-  return withLock(poolPaths(dir).lock, () => {
-    const t = openPoolDir(dir);
-    append(dir, t, [closeBody(t, Math.max(now(), t.account.last_ms))], key);
-    return t;
-  });
+  // Built on the ledger as read: an item provisioned meanwhile makes the close Unattributed.
+  return commitPoolOp(dir, (t) => ({
+    envs: sign(t, [closeBody(t, Math.max(now(), t.account.last_ms))], key),
+    result: null,
+  })).state;
 }
 
 /** One item as `sbx pool list` shows it: its state and energy, with live residency for resident items. */

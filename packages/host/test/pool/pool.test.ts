@@ -1,7 +1,7 @@
 // §15 on this host: a pool of real items (workspaces and stopped idle processes), claimed into a
 // real metered run whose first receipt carries the claim's joules, evicted, closed, and verified.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -80,11 +80,16 @@ test("pooled items are real, accrue energy, and a claim prices the run's first r
   for (const it of items) assert.ok(!isAlive(it.idle_pid ?? -1));
 });
 
-test("a torn ledger line is refused, never silently accepted", () => {
+test("a log entry of the ledger cut short is refused, never silently accepted", () => {
   const p = poolPaths(dir);
-  writeFileSync(p.ledger, readFileSync(p.ledger, "utf8") + '{"payloadType":');
+  const last = readdirSync(p.ledger)
+    .filter((f) => /^[0-9]{12}$/.test(f))
+    .sort()
+    .pop()!;
+  const text = readFileSync(join(p.ledger, last), "utf8");
+  writeFileSync(join(p.ledger, last), text.slice(0, text.length - 9));
   assert.throws(
     () => openPoolDir(dir),
-    (e: unknown) => (e as { code?: string }).code === "PoolTorn",
+    (e: unknown) => (e as { code?: string }).code === "PoolLedgerFormat",
   );
 });
