@@ -107,7 +107,7 @@ export default async function bench(): Promise<void> {
       median(coldAll) / median(warmAll),
       "faster than cold",
     );
-    row("  of which: the ledger claim (lock, verify, fsync)", ms(median(ledger)));
+    row("  of which: the ledger claim (verify new entries, compare-and-append, fsync)", ms(median(ledger)));
     row("  of which: thaw → first instruction", ms(median(handoff)));
     row("provisioning one item (parked sandbox)", ms(provisionMs));
   } finally {

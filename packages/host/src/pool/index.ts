@@ -11,13 +11,7 @@ export {
 } from "./pool.ts";
 export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
 export { poolPaths } from "./files.ts";
-export {
-  forgetHeldPools,
-  lastHeldOpen,
-  openPoolLog,
-  poolLogDir,
-  FULL_EVERY,
-} from "./poollog.ts";
+export { forgetHeldPools, lastHeldOpen, openPoolLog, poolLogDir, FULL_EVERY } from "./poollog.ts";
 export type { HeldOpenStats, PoolLog } from "./poollog.ts";
 export { provisionFigure, residencyFigure } from "./figures.ts";
 export type { Residency } from "./figures.ts";

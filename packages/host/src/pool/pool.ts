@@ -143,7 +143,13 @@ export async function provisionItems(
     const provision = provisionFigure(BigInt(used.user + used.system), idleCpu, idleSource);
     commitPoolOp(dir, (t) => {
       const at = Math.max((o.now ?? Date.now)(), t.account.last_ms);
-      const body: EntryBody = { kind: "provisioned", item, manifest: s.descriptor.manifest, at_ms: at, provision };
+      const body: EntryBody = {
+        kind: "provisioned",
+        item,
+        manifest: s.descriptor.manifest,
+        at_ms: at,
+        provision,
+      };
       return { envs: sign(t, [body], o.key), result: null };
     });
     ids.push(item);
@@ -229,7 +235,11 @@ export function claimPoolItem(
   // told PoolEmpty (DoubleClaim for an --item another took). It gives up with StaleHead only after
   // busyMs (default 10 s) of lost races.
   const deadline = Date.now() + (o.busyMs ?? 10_000);
-  const { result: item, state: s, retries } = commitPoolOp(
+  const {
+    result: item,
+    state: s,
+    retries,
+  } = commitPoolOp(
     dir,
     (t) => {
       const it = pickResident(t, o.item);

@@ -5,7 +5,8 @@ import { testKey, addressOf } from "@sbx/wire";
 import { claimPoolItem } from "@sbx/host/pool";
 
 const [dir, startMs, count] = process.argv.slice(2);
-if (dir === undefined || startMs === undefined || count === undefined) throw new Error("usage: DIR START_MS COUNT");
+if (dir === undefined || startMs === undefined || count === undefined)
+  throw new Error("usage: DIR START_MS COUNT");
 const key = testKey("poollog-host");
 const unit = addressOf({ unit: "poollog-race", pid: process.pid });
 const grants = addressOf({ grants: "poollog-race" });

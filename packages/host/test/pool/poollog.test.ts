@@ -56,7 +56,12 @@ function fromFiles(dir: string) {
     const bytes = readFileSync(join(log, name));
     const nl = bytes.indexOf(0x0a);
     assert.equal(bytes.subarray(0, nl).toString(), head, `entry ${name} extends the head before it`);
-    for (const l of bytes.subarray(nl + 1).toString().split("\n").slice(0, -1)) envs.push(JSON.parse(l));
+    for (const l of bytes
+      .subarray(nl + 1)
+      .toString()
+      .split("\n")
+      .slice(0, -1))
+      envs.push(JSON.parse(l));
     head = digestBytes(bytes);
   });
   const pool = JSON.parse(readFileSync(poolPaths(dir).descriptor, "utf8")) as unknown;
@@ -118,8 +123,16 @@ test("a rewritten older entry: a fresh reader refuses it at once (LogBroken), a 
   assert.ok(opens <= FULL_EVERY, `refused on open ${String(opens)}, bound ${String(FULL_EVERY)}`);
   assert.ok(opens > 1, "a warm open does not re-read older entries (the bound is what is tested)");
   forgetHeldPools();
-  assert.equal(refusalCode(() => openPoolDir(dir)), "LogBroken", "a fresh reader refuses at once");
-  assert.equal(refusalCode(() => claimPoolItem(dir, { unit, grants, key })), "LogBroken", "no claim on it");
+  assert.equal(
+    refusalCode(() => openPoolDir(dir)),
+    "LogBroken",
+    "a fresh reader refuses at once",
+  );
+  assert.equal(
+    refusalCode(() => claimPoolItem(dir, { unit, grants, key })),
+    "LogBroken",
+    "no claim on it",
+  );
   writeFileSync(p, good);
   assert.deepEqual(summarize(openPoolDir(dir)), fromFiles(dir));
 });
@@ -146,15 +159,27 @@ test("an entry that is not envelope lines, and a pool of the older one-file form
   const head = digestBytes(readFileSync(entryPath(dir, 1)));
   writeFileSync(entryPath(dir, 2), `${head}\nnot json\n`);
   forgetHeldPools();
-  assert.equal(refusalCode(() => openPoolDir(dir)), "PoolLedgerFormat");
+  assert.equal(
+    refusalCode(() => openPoolDir(dir)),
+    "PoolLedgerFormat",
+  );
   rmSync(entryPath(dir, 2));
   writeFileSync(entryPath(dir, 2), `${head}\n${JSON.stringify({ a: 1 })}`); // no final newline
-  assert.equal(refusalCode(() => openPoolDir(dir)), "PoolLedgerFormat");
+  assert.equal(
+    refusalCode(() => openPoolDir(dir)),
+    "PoolLedgerFormat",
+  );
   rmSync(entryPath(dir, 2));
   assert.ok(readdirSync(log).length > 0);
   writeFileSync(join(dir, "ledger.jsonl"), "");
-  assert.equal(refusalCode(() => openPoolDir(dir)), "PoolLedgerFormat");
-  assert.equal(refusalCode(() => claimPoolItem(dir, { unit, grants, key })), "PoolLedgerFormat");
+  assert.equal(
+    refusalCode(() => openPoolDir(dir)),
+    "PoolLedgerFormat",
+  );
+  assert.equal(
+    refusalCode(() => claimPoolItem(dir, { unit, grants, key })),
+    "PoolLedgerFormat",
+  );
   rmSync(join(dir, "ledger.jsonl"));
   openPoolDir(dir);
 });
@@ -176,7 +201,11 @@ test("8 processes claiming from one pool at once: each item claimed once, losers
   assert.equal(items.length, size, "every item claimed");
   assert.equal(new Set(items).size, size, "no item claimed twice");
   const codes = results.flatMap((x) => (x.code === undefined ? [] : [x.code]));
-  assert.deepEqual(codes, Array<string>(8).fill("PoolEmpty"), "each claimant ends on PoolEmpty, nothing else");
+  assert.deepEqual(
+    codes,
+    Array<string>(8).fill("PoolEmpty"),
+    "each claimant ends on PoolEmpty, nothing else",
+  );
   const retries = results.reduce((a, x) => a + (x.retries ?? 0), 0);
   assert.ok(retries > 0, "some claimant lost a head (StaleHead) and decided again");
   const sum = fromFiles(dir);
