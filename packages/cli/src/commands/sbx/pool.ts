@@ -223,8 +223,8 @@ async function runInClaim(
 }
 
 /**
- * claimIntoRun (§15.4): the claim is appended to the ledger first (under the pool's lock: one item,
- * one claim), then the unit runs in the claimed item's parked sandbox as the run's first interval,
+ * claimIntoRun (§15.4): the claim is appended to the ledger first (compare-and-append on the
+ * ledger's head: one item, one claim), then the unit runs in the claimed item's parked sandbox as the run's first interval,
  * through runUnit, exactly as `sbx run` meters, journals and attests it; its first receipt carries
  * the claim's warmpool components (provisioning plus accrued residency), checked before printing.
  */
@@ -360,9 +360,10 @@ const claim: Command = {
   help: `usage: sbx pool claim (DIR | --pool NAME) [--store DIR] [--key KEYFILE] [--grants ID] [--item ITEM]
                       [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
        sbx pool claim DIR --unit ID --grants ID --key KEYFILE [--item ITEM] [--json] [-- CMD…]
-  Claims one resident item (the oldest, or ITEM) in order: (1) under the pool's lock, its residency
-  is accounted up to now and the claim is appended to the signed ledger and synced (one item, one
-  claim: a second claimant, or a claimant killed at any step, never takes it again); (2) CMD's argv is
+  Claims one resident item (the oldest, or ITEM) in order: (1) its residency is accounted up to now
+  and the claim is appended to the signed ledger's log on the head just verified, and synced (one
+  item, one claim: a claimant that loses the head reads again and takes the next item; a second
+  claimant, or a claimant killed at any step, never takes it again); (2) CMD's argv is
   written to the parked sandbox's hand-off FIFO, which only the host can write; (3) the meter and
   journal start and the sandbox is thawed: its waiter execs CMD in place; (4) when CMD ends, the
   interval is attested as \`sbx run\` does (level S4) and its first energy receipt carries the claim's
