@@ -34,11 +34,7 @@ export type HostErrorCode =
   // §15 warm pools on disk
   | "PoolExists"
   | "PoolMissing"
-  | "PoolBusy"
-  | "PoolUnusable"
   | "PoolWriteFailed"
-  | "PoolTooLarge"
-  | "PoolTorn"
   // §15.2 a pool folder of the older one-file ledger form, or a log entry that is not envelope lines
   | "PoolLedgerFormat"
   | "PoolEmpty"
