@@ -424,3 +424,49 @@ test("line bytes moved across rows (the record's bytes unchanged): StoreCorrupt 
     await fresh.close();
   }
 });
+
+// The ledger's held-prefix digest (pglog.ts) frames prev, head and payload the same way: bytes moved
+// from one entry's payload into the next entry's prev joined to the same bytes and were not noticed
+// by a store holding the log. A column of the wrong length is LogBroken / StoreCorrupt, not a crash.
+test("a held ledger with bytes moved from a payload into the next entry's prev: LogBroken", async () => {
+  let h = LOG_GENESIS;
+  for (const p of ["first payload", "second payload", "third payload"])
+    h = await store.logs.appendLog("tamper/shift", h, utf8(p));
+  assert.equal((await store.logs.readLog("tamper/shift")).head, h); // held by this store now
+  const r = await sql(db.url, "SELECT prev FROM sbx_log_entries WHERE log = 'tamper/shift' AND seq = 3");
+  const prev3 = (r.rows[0] as { prev: Buffer }).prev;
+  await sql(
+    db.url,
+    "UPDATE sbx_log_entries SET payload = payload || $1 WHERE log = 'tamper/shift' AND seq = 2",
+    [prev3.subarray(0, 4)],
+  );
+  await sql(db.url, "UPDATE sbx_log_entries SET prev = $1 WHERE log = 'tamper/shift' AND seq = 3", [
+    prev3.subarray(4),
+  ]);
+  await assert.rejects(store.logs.readLog("tamper/shift"), code("LogBroken"));
+  const fresh = await PgStore.open(db.url);
+  try {
+    await assert.rejects(fresh.logs.readLog("tamper/shift"), code("LogBroken"));
+  } finally {
+    await fresh.close();
+  }
+});
+
+test("a segment's prev column cut short: StoreCorrupt for a reader and for a writer, not a crash", async () => {
+  const { id, heads } = await threeSegments("short prev");
+  await sql(
+    db.url,
+    "UPDATE sbx_segments SET prev = substring(prev from 1 for 28) WHERE record = $1 AND seq = 3",
+    [raw(id)],
+  );
+  const fresh = await PgStore.open(db.url);
+  try {
+    await assert.rejects(fresh.readRecordBytes(id), code("StoreCorrupt"));
+    await assert.rejects(
+      fresh.appendSegment(id, heads[3]!, { kind: "executed", attestation: d("d") }),
+      code("StoreCorrupt"),
+    );
+  } finally {
+    await fresh.close();
+  }
+});
