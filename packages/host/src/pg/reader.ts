@@ -76,9 +76,11 @@ interface Verified {
 /** One segment row as the statement describes it in `cols`: its columns and where its line lies. */
 interface RowCols {
   readonly seq: number;
-  readonly prev: Buffer;
-  readonly head: Buffer;
-  readonly lineLength: number;
+  /** where the prev and head columns lie in `cols`, and their lengths */
+  readonly prevAt: number;
+  readonly prevLength: number;
+  readonly headAt: number;
+  readonly headLength: number;
 }
 
 /** What every read statement returns (one row). */
@@ -151,7 +153,7 @@ function rowCols(
   cols: Buffer | null,
   lines: Uint8Array,
   start: number,
-): { rows: RowCols[]; ends: number[] } {
+): { rows: RowCols[]; ends: number[]; hex: string } {
   const rows: RowCols[] = [];
   const ends: number[] = [];
   const c = cols ?? Buffer.alloc(0);
@@ -164,30 +166,37 @@ function rowCols(
     at += 4;
     return v;
   };
-  const bytesOf = (n: number) => {
+  const skip = (n: number) => {
     if (at + n > c.length) throw bad("columns cut short");
-    const b = c.subarray(at, at + n);
     at += n;
-    return b;
+    return at - n;
   };
   while (at < c.length) {
     const seq = u32();
     const lineLength = u32();
-    const prev = bytesOf(u32());
-    const head = bytesOf(u32());
+    const prevLength = u32();
+    const prevAt = skip(prevLength);
+    const headLength = u32();
+    const headAt = skip(headLength);
     const from = end;
     end += lineLength;
     if (end > lines.length || lineLength === 0 || lines.indexOf(LF, from) !== end - 1)
       throw bad("its line is not one line");
-    rows.push({ seq, prev, head, lineLength });
+    rows.push({ seq, prevAt, prevLength, headAt, headLength });
     ends.push(end);
   }
   if (end !== lines.length) throw corrupt(id, "the lines returned are not the rows' lines");
-  return { rows, ends };
+  // The columns in hex (written natively, once), to compare with the chain's digests.
+  return { rows, ends, hex: c.toString("hex") };
 }
 
 /** checkColumns holds rows (seq from `from`+1) to the heads the decoder derived from their lines. */
-function checkColumns(id: Digest, record: RunRecord, from: number, rows: readonly RowCols[]): void {
+function checkColumns(
+  id: Digest,
+  record: RunRecord,
+  from: number,
+  { rows, hex }: { rows: readonly RowCols[]; hex: string },
+): void {
   if (record.segments.length !== from + rows.length)
     throw corrupt(
       id,
@@ -196,14 +205,19 @@ function checkColumns(id: Digest, record: RunRecord, from: number, rows: readonl
   const heads = record.heads;
   rows.forEach((row, i) => {
     const n = from + i + 1;
-    if (row.seq !== n || !sameDigest(row.prev, heads[n - 1]!) || !sameDigest(row.head, heads[n]!))
+    if (
+      row.seq !== n ||
+      !sameDigest(hex, row.prevAt, row.prevLength, heads[n - 1]!) ||
+      !sameDigest(hex, row.headAt, row.headLength, heads[n]!)
+    )
       throw corrupt(id, `segment row ${String(row.seq)} does not match its chain`);
   });
 }
 
-// A column equals a chain head when it is that digest's 32 bytes (compared as lower-case hex, the
-// digest's own form, which Node writes natively).
-const sameDigest = (b: Buffer, d: Digest) => b.length === 32 && d === `blake3:${b.toString("hex")}`;
+// A column equals a chain head when it is that digest's 32 bytes: compared as lower-case hex (the
+// digest's own form: "blake3:" and 64 hex digits) at the column's place in the columns' hex.
+const sameDigest = (hex: string, at: number, length: number, d: Digest) =>
+  length === 32 && d.length === 71 && hex.startsWith(d.slice(7), 2 * at);
 
 /** frame adds one part to a digest: its length (4 bytes, big-endian), then its bytes. */
 function frame(h: Hash, part: Uint8Array): void {
@@ -263,8 +277,8 @@ async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified |
   if (record.genesis !== id)
     throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
   if (hl === 0 || bytes.indexOf(LF) !== hl - 1) throw corrupt(id, "the header row is not one line");
-  const { rows, ends } = rowCols(id, row.cols, bytes, hl);
-  checkColumns(id, record, 0, rows);
+  const { ends, ...cols } = rowCols(id, row.cols, bytes, hl);
+  checkColumns(id, record, 0, cols);
   // reads starts at the limit: the first warm read after a verification from genesis is a full one.
   return { record, bytes, ends: [hl, ...ends], hash: null, spot: null, reads: FULL_CHECK_EVERY };
 }
@@ -329,8 +343,8 @@ export class RecordReader {
     if (lines.length === 0 && row.cols === null) return known;
     const record = known.record.fork();
     continueRecord(record, lines, 0);
-    const { rows, ends } = rowCols(id, row.cols, lines, 0);
-    checkColumns(id, record, n, rows);
+    const { ends, ...cols } = rowCols(id, row.cols, lines, 0);
+    checkColumns(id, record, n, cols);
     const base = known.bytes.length;
     const v: Verified = {
       record,
