@@ -13,7 +13,8 @@
 //    every held row on every 16th: reader.ts) and cold (a new reader every time: verified from
 //    genesis), vs `pgbench` running the same read (the header and the 20 rows)
 //    without verifying; also shown against a one-row SELECT. For the cold phases, this process's
-//    CPU per read and its share of the wall time (near 100%: the one Node thread is the limit);
+//    CPU per read and its share of the wall time (near 100%: the one Node thread is the limit), and
+//    pgbench running the cold read's own statement (the server's side of it, no verifying client);
 //  - object upload: a workspace's files (SBX_BENCH_STORE_MIB, default 1024 MiB, in
 //    SBX_BENCH_STORE_FILES, default 10,000, files) streamed into PgStore vs snapshotDir into the
 //    file store (which also hashes and writes every file, plus the directory objects).
@@ -28,7 +29,15 @@ import { digestBytes, parseDigest, utf8, type Digest } from "@sbx/wire";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { FileStore } from "@sbx/host/store";
 import { snapshotDir } from "@sbx/host/snapshot";
-import { CHUNK_BYTES, pgBin, PgStore, startCluster, stopCluster, type TestCluster } from "@sbx/host/pg";
+import {
+  CHUNK_BYTES,
+  COLD_READ_SQL,
+  pgBin,
+  PgStore,
+  startCluster,
+  stopCluster,
+  type TestCluster,
+} from "@sbx/host/pg";
 import { gbps, median, rate, row } from "./measure.ts";
 
 const QUICK = process.env["SBX_BENCH_STORE_QUICK"] === "1";
@@ -260,6 +269,8 @@ export default async function main(): Promise<void> {
     const { id, head } = await readTarget(store);
     const hex = Buffer.from(parseDigest(id)).toString("hex");
     const sameRead = `SELECT r.header, s.seq, s.prev, s.head, s.line FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id WHERE r.id = '\\x${hex}'::bytea ORDER BY s.seq;\n`;
+    // Our own cold read's statement under pgbench: the server's side of it, without our client.
+    const ourRead = `${COLD_READ_SQL.replaceAll("$1", `'\\x${hex}'::bytea`).replace(/\s+/g, " ")};\n`;
     for (const n of [1, 8]) {
       const plain = await rounds(
         () => pgbench(c, plainSelect, n, sync),
@@ -270,7 +281,7 @@ export default async function main(): Promise<void> {
         () => reads(store, c.url, n, id, head, true),
       );
       const cold = await rounds(
-        () => 0,
+        () => pgbench(c, ourRead, n, sync),
         () => reads(store, c.url, n, id, head, false),
       );
       const cpu = { ...lastCpu }; // the last cold phase: is this one Node thread the limit?
@@ -290,6 +301,7 @@ export default async function main(): Promise<void> {
         "pgbench same rows",
       );
       row("", "", cold.ours / plain.anchor, "pgbench one-row select");
+      row(`  pgbench running that cold read's statement, ${String(n)} c.`, rate(cold.anchor));
       row(
         `  Node thread, last cold phase: CPU per read, busy`,
         `${cpu.perOp.toFixed(0)} µs ${(100 * cpu.busy).toFixed(0)}%`,

@@ -283,6 +283,9 @@ async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified |
   return { record, bytes, ends: [hl, ...ends], hash: null, spot: null, reads: FULL_CHECK_EVERY };
 }
 
+/** The statement of a read from genesis ($1: the record id), for the bench to run under pgbench. */
+export const COLD_READ_SQL = COLD.text;
+
 /** Verified record states of one reader (one PgStore), by record id. */
 export class RecordReader {
   readonly #pool: Pool;
