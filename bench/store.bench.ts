@@ -12,7 +12,9 @@
 //    verified record: one statement, the header and last held row checked by digest on every read,
 //    every held row on every 16th: reader.ts) and cold (a new reader every time: verified from
 //    genesis), vs `pgbench` running the same read (the header and the 20 rows)
-//    without verifying; also shown against a one-row SELECT;
+//    without verifying; also shown against a one-row SELECT. For the cold phases, this process's
+//    CPU per read and its share of the wall time (near 100%: the one Node thread is the limit), and
+//    pgbench running the cold read's own statement (the server's side of it, no verifying client);
 //  - object upload: a workspace's files (SBX_BENCH_STORE_MIB, default 1024 MiB, in
 //    SBX_BENCH_STORE_FILES, default 10,000, files) streamed into PgStore vs snapshotDir into the
 //    file store (which also hashes and writes every file, plus the directory objects).
@@ -21,13 +23,21 @@
 import { spawnSync } from "node:child_process";
 import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { randomFillSync } from "node:crypto";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { digestBytes, parseDigest, utf8, type Digest } from "@sbx/wire";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { FileStore } from "@sbx/host/store";
 import { snapshotDir } from "@sbx/host/snapshot";
-import { CHUNK_BYTES, pgBin, PgStore, startCluster, stopCluster, type TestCluster } from "@sbx/host/pg";
+import {
+  CHUNK_BYTES,
+  COLD_READ_SQL,
+  pgBin,
+  PgStore,
+  startCluster,
+  stopCluster,
+  type TestCluster,
+} from "@sbx/host/pg";
 import { gbps, median, rate, row } from "./measure.ts";
 
 const QUICK = process.env["SBX_BENCH_STORE_QUICK"] === "1";
@@ -63,10 +73,14 @@ function pgbench(c: TestCluster, script: string, clients: number, syncCommit: st
   return Number(m[1]);
 }
 
+/** This process's CPU in the last `lanes` phase: µs per operation, and the share of the wall time. */
+const lastCpu = { perOp: 0, busy: 0 };
+
 /** lanes runs `lanes` concurrent loops of `op` for SECONDS and returns operations per second. */
 async function lanes(n: number, op: (lane: number, i: number) => Promise<void>): Promise<number> {
   const end = Date.now() + SECONDS * 1000;
   let count = 0;
+  const cpu = process.cpuUsage();
   const t = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: n }, async (_, lane) => {
@@ -76,7 +90,11 @@ async function lanes(n: number, op: (lane: number, i: number) => Promise<void>):
       }
     }),
   );
-  return count / (Number(process.hrtime.bigint() - t) / 1e9);
+  const wallUs = Number(process.hrtime.bigint() - t) / 1e3;
+  const used = process.cpuUsage(cpu);
+  lastCpu.perOp = (used.user + used.system) / count;
+  lastCpu.busy = (used.user + used.system) / wallUs;
+  return count / (wallUs / 1e6);
 }
 
 /** rounds measures `anchor` and `ours` alternately ROUNDS times and returns both medians. */
@@ -221,6 +239,11 @@ export default async function main(): Promise<void> {
       "INSERT INTO bench_rows (k, v) VALUES (sha224(random()::text::bytea), repeat('x', 200)::bytea);\n";
     const plainSelect = "\\set id random(1, 20000)\nSELECT k, v FROM bench_rows WHERE id = :id;\n";
     console.log(
+      `  load average at start ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")} (${String(cpus().length)} CPUs)`,
+    );
+    console.log(
       `  PostgreSQL ${c.url}, fsync on, synchronous_commit=${sync} for both, segment line ${String(lineBytes)} bytes, ` +
         `medians of ${String(ROUNDS)} × ${String(SECONDS)} s`,
     );
@@ -246,6 +269,8 @@ export default async function main(): Promise<void> {
     const { id, head } = await readTarget(store);
     const hex = Buffer.from(parseDigest(id)).toString("hex");
     const sameRead = `SELECT r.header, s.seq, s.prev, s.head, s.line FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id WHERE r.id = '\\x${hex}'::bytea ORDER BY s.seq;\n`;
+    // Our own cold read's statement under pgbench: the server's side of it, without our client.
+    const ourRead = `${COLD_READ_SQL.replaceAll("$1", `'\\x${hex}'::bytea`).replace(/\s+/g, " ")};\n`;
     for (const n of [1, 8]) {
       const plain = await rounds(
         () => pgbench(c, plainSelect, n, sync),
@@ -256,9 +281,10 @@ export default async function main(): Promise<void> {
         () => reads(store, c.url, n, id, head, true),
       );
       const cold = await rounds(
-        () => 0,
+        () => pgbench(c, ourRead, n, sync),
         () => reads(store, c.url, n, id, head, false),
       );
+      const cpu = { ...lastCpu }; // the last cold phase: is this one Node thread the limit?
       row(`pgbench one-row SELECT, ${String(n)} client(s)`, rate(plain.anchor));
       row(`pgbench the record's 21 rows, unverified, ${String(n)} c.`, rate(warm.anchor));
       row(
@@ -275,8 +301,18 @@ export default async function main(): Promise<void> {
         "pgbench same rows",
       );
       row("", "", cold.ours / plain.anchor, "pgbench one-row select");
+      row(`  pgbench running that cold read's statement, ${String(n)} c.`, rate(cold.anchor));
+      row(
+        `  Node thread, last cold phase: CPU per read, busy`,
+        `${cpu.perOp.toFixed(0)} µs ${(100 * cpu.busy).toFixed(0)}%`,
+      );
     }
     await uploads(store, c);
+    console.log(
+      `  load average at end ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
     await store.close();
   } finally {
     stopCluster(c);

@@ -2,6 +2,7 @@
 // migrations, and a throwaway cluster for tests and benches.
 export { PgStore } from "./pgstore.ts";
 export { PgLogStore } from "./pglog.ts";
+export { COLD_READ_SQL } from "./reader.ts";
 export { SharedRunStore } from "./shared.ts";
 export type { TreeTransfer } from "./shared.ts";
 export { CHUNK_BYTES } from "./objects.ts";

@@ -17,6 +17,8 @@ import { isUniqueViolation, tx, withRetry } from "./conn.ts";
 
 const raw = (a: Digest) => Buffer.from(parseDigest(a));
 const dig = (b: Buffer) => formatDigest(new Uint8Array(b));
+// A column holds digest d: its 32 bytes (a column of another length, however altered, is not d).
+const same = (b: Buffer, d: Digest) => b.length === 32 && dig(b) === d;
 
 interface EntryRow {
   seq: string;
@@ -37,7 +39,7 @@ async function readLogRows(c: PoolClient, name: string): Promise<LogState> {
     const seq = entries.length + 1;
     const payload = new Uint8Array(row.payload);
     const next = digestBytes(logEntryBytes(head, payload));
-    if (Number(row.seq) !== seq || dig(row.prev) !== head || dig(row.head) !== next)
+    if (Number(row.seq) !== seq || !same(row.prev, head) || !same(row.head, next))
       throw new HostError("LogBroken", `log ${name}: entry ${String(seq)} does not extend head ${head}`);
     entries.push({ seq, prev: head, payload, head: next });
     head = next;
@@ -45,12 +47,14 @@ async function readLogRows(c: PoolClient, name: string): Promise<LogState> {
   return { entries, head };
 }
 
-// A log's held prefix checked unchanged (the server's SHA-256 over prev ‖ head ‖ payload of rows
-// 1..$2, in seq order) and every row after it, in one statement.
+// A log's held prefix checked unchanged (the server's SHA-256 over prev, head and payload of rows
+// 1..$2, in seq order, each framed as its length, 4 bytes big-endian, then its bytes, so bytes moved
+// across a boundary do not hash alike) and every row after it, in one statement.
 const LOG_TAIL = {
   name: "sbx_log_tail",
   text: `WITH p AS (
-    SELECT sha256(coalesce(string_agg(prev || head || payload, ''::bytea ORDER BY seq), ''::bytea)) AS h,
+    SELECT sha256(coalesce(string_agg(int4send(length(prev)) || prev || int4send(length(head)) || head
+                                      || int4send(length(payload)) || payload, ''::bytea ORDER BY seq), ''::bytea)) AS h,
            count(*) AS n
       FROM sbx_log_entries WHERE log = $1 AND seq <= $2)
   SELECT p.h, p.n, e.seq, e.prev, e.head, e.payload
@@ -72,8 +76,19 @@ interface Held {
   readonly hash: Hash;
 }
 
+/** frame adds one part to a digest as LOG_TAIL frames it: its length (4 bytes, big-endian), then its bytes. */
+function frame(h: Hash, part: Uint8Array): Hash {
+  const n = Buffer.allocUnsafe(4);
+  n.writeUInt32BE(part.length);
+  return h.update(n).update(part);
+}
+
+function hashEntry(h: Hash, prev: Uint8Array, head: Uint8Array, payload: Uint8Array): void {
+  frame(frame(frame(h, prev), head), payload);
+}
+
 function hashEntries(h: Hash, entries: readonly LogEntry[]): Hash {
-  for (const e of entries) h.update(raw(e.prev)).update(raw(e.head)).update(e.payload);
+  for (const e of entries) hashEntry(h, raw(e.prev), raw(e.head), e.payload);
   return h;
 }
 
@@ -137,10 +152,10 @@ export class PgLogStore implements LogStore {
       const seq = entries.length + 1;
       const payload = new Uint8Array(row.payload!);
       const next = digestBytes(logEntryBytes(head, payload));
-      if (Number(row.seq) !== seq || dig(row.prev!) !== head || dig(row.head!) !== next)
+      if (Number(row.seq) !== seq || !same(row.prev!, head) || !same(row.head!, next))
         throw new HostError("LogBroken", `log ${name}: entry ${String(seq)} does not extend head ${head}`);
       entries.push({ seq, prev: head, payload, head: next });
-      hash.update(row.prev!).update(row.head!).update(row.payload!);
+      hashEntry(hash, row.prev!, row.head!, row.payload!);
       head = next;
     }
     const state = { entries, head };

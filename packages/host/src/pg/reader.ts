@@ -1,34 +1,47 @@
 // Verified reads of run records in PostgreSQL without re-verifying from genesis on every read.
 //
-// A reader keeps, per record, the state it verified last: the decoded record, its wire bytes, a
-// running SHA-256 over the header and every verified row (prev ‖ head ‖ line), and the SHA-256 over
-// the header and the last verified row alone (the "spot" digest). A read is one statement that
-// returns the rows after that prefix together with a digest of the prefix as it is now:
+// A read is one statement returning one row: the record's bytes (the header row followed by every
+// segment row's line, joined by the server in seq order, so the client decodes them where they
+// arrive, with no copy per row) and, per segment row, its seq, prev and head columns and the length
+// of its line (`cols`, a fixed binary layout). Every row is still checked: the bytes are decoded from
+// genesis by the strict decoder (decodeRecord: every head recomputed, §13.3 on every segment), the
+// header row and each line row must hold exactly one line (`StoreCorrupt`), and each row's
+// seq/prev/head columns must agree with the chain (`StoreCorrupt`).
+//
+// A reader keeps, per record, the state it verified last: the decoded record, its wire bytes and
+// where each line ends. A later read returns the rows after that prefix, in the same form, together
+// with a digest of the prefix as it is now:
 //  - on a spot read (most warm reads) the server's SHA-256 over the header and row n (the last row
 //    held), found by primary key, so its cost does not grow with the record: a changed header, a
 //    changed, deleted or replaced last row, or a history rewritten from any point (row n's prev/head
 //    then differ) is refused on that very read;
 //  - on a full read (the first warm read after a verification from genesis, every FULL_CHECK_EVERY-th
 //    warm read of a record by one reader, and whenever asked: `record(id, { full: true })`) the
-//    server's SHA-256 over the header and every held row, as before: an edit to any older row is
-//    refused at the latest on the FULL_CHECK_EVERY-th read after it, at once on a full read, and
-//    always by a fresh reader (from genesis).
-// The new rows are decoded by continueRecord from the verified state (the same strict decoder as
-// decodeRecord: every head recomputed, §13.3 on every segment) and their seq/prev/head columns must
-// agree with the chain (`StoreCorrupt`). On a digest mismatch the reader verifies the record again
+//    server's SHA-256 over the header and every held row: an edit to any older row is refused at the
+//    latest on the FULL_CHECK_EVERY-th read after it, at once on a full read, and always by a fresh
+//    reader (from genesis).
+// Both digests frame every part they cover: each of the header, prev, head and line enters the hash
+// as its length (4 bytes, big-endian) then its bytes, so no two different splits of the same bytes
+// between header and rows, or between a row's columns, hash alike (`frame` below, `FRAMED` in SQL).
+// The reader computes its side from its verified state (the columns it checked equal the chain's
+// heads), lazily: a read from genesis hashes nothing; the first warm read builds the digests.
+// The new rows are decoded by continueRecord from the verified state (the same strict decoder) and
+// checked like the rows of a cold read. On a digest mismatch the reader verifies the record again
 // from genesis, so the refusal carries the same code a fresh reader gives (`HeadMismatch`,
 // `StoreCorrupt`, `BadRecord`, `GenesisMismatch`…); a history rewritten into another valid chain is
 // `StoreCorrupt` (rows are never updated, so it cannot be legitimate).
 //
 // Why not the full digest on every read: with 8 readers of a 20-segment record the server spent
 // most of each read aggregating and hashing every old row (bench/store.bench.ts, warm 8 readers).
+// Why one row: a result of one row per segment cost the client more to receive and take apart
+// (pg's per-row, per-column parsing and one Buffer per value) than decoding and verifying the
+// record did (bench/store.bench.ts, cold reads).
 //
-// A read with no new rows costs one round trip and no decoding; a read after k new rows decodes k.
 // Readers never share a mutable state: a read extends a fork of the cached state and publishes it
 // only when it is longer than what is cached.
 import { createHash, type Hash } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
-import { concatBytes, formatDigest, parseDigest, type Digest } from "@sbx/wire";
+import { concatBytes, parseDigest, type Digest } from "@sbx/wire";
 import {
   continueRecord,
   decodeRecord,
@@ -38,7 +51,7 @@ import {
 import { HostError } from "../errors.ts";
 
 const raw = (a: Digest) => Buffer.from(parseDigest(a));
-const dig = (b: Buffer) => formatDigest(new Uint8Array(b));
+const LF = 0x0a;
 
 /** How many records one reader keeps verified states for (least recently read dropped first). */
 export const READER_CACHE = 1024;
@@ -48,75 +61,142 @@ export const FULL_CHECK_EVERY = 16;
 
 interface Verified {
   readonly record: RunRecord;
-  /** header, then one line per segment */
-  readonly parts: readonly Uint8Array[];
-  /** SHA-256 so far over header ‖ (prev ‖ head ‖ line) per row */
-  readonly hash: Hash;
-  /** SHA-256 over header ‖ (prev ‖ head ‖ line) of the last row only (header alone when none) */
-  readonly spot: Buffer;
+  /** the record's wire bytes: the header row, then each segment row's line */
+  readonly bytes: Uint8Array;
+  /** the offset just past the header (ends[0]) and past each line (ends[n] for segment n) */
+  readonly ends: readonly number[];
+  /** framed SHA-256 so far over header, then (prev, head, line) per row; built on first need */
+  hash: Hash | null;
+  /** framed SHA-256 over the header and the last row only (the header alone when none); on first need */
+  spot: Buffer | null;
   /** warm reads of this state since its prefix was last checked in full */
   reads: number;
 }
 
-interface SegRow {
-  seq: number;
-  prev: Buffer;
-  head: Buffer;
-  line: Buffer;
+/** One segment row as the statement describes it in `cols`: its columns and where its line lies. */
+interface RowCols {
+  readonly seq: number;
+  /** where the prev and head columns lie in `cols`, and their lengths */
+  readonly prevAt: number;
+  readonly prevLength: number;
+  readonly headAt: number;
+  readonly headLength: number;
 }
 
-interface Row {
-  header: Buffer;
-  seq: number | null;
-  prev: Buffer | null;
-  head: Buffer | null;
-  line: Buffer | null;
+/** What every read statement returns (one row). */
+interface ReadRow {
+  /** the prefix digest (warm reads) */
+  h?: Buffer;
+  /** how many held rows the digest covered (warm reads) */
+  n?: string | number;
+  /** cold reads: the header row's bytes then every line; warm reads: the new rows' lines */
+  bytes: Buffer | null;
+  /** cold reads: the header row's length */
+  hl?: number;
+  cols: Buffer | null;
 }
 
-interface TailRow {
-  h: Buffer;
-  n: string;
-  seq: number | null;
-  prev: Buffer | null;
-  head: Buffer | null;
-  line: Buffer | null;
-}
+// A bytea's frame for the digests: its length as 4 bytes big-endian, then its bytes.
+const FRAMED = (x: string) => `int4send(length(${x})) || ${x}`;
+const ROW_FRAMED = (s: string) =>
+  `${FRAMED(`${s}.prev`)} || ${FRAMED(`${s}.head`)} || ${FRAMED(`${s}.line`)}`;
+// Per segment row: seq, the line's length, then prev and head each with its length (4 bytes each,
+// big-endian), so the client reads the columns as they are stored, whatever their lengths.
+const LINES_AND_COLS = (s: string) =>
+  `string_agg(${s}.line, ''::bytea ORDER BY ${s}.seq) AS lines, ` +
+  `string_agg(int4send(${s}.seq) || int4send(length(${s}.line)) || ${FRAMED(`${s}.prev`)} || ${FRAMED(`${s}.head`)}, ''::bytea ORDER BY ${s}.seq) AS cols`;
 
-const FULL = {
-  name: "sbx_read_full",
-  text: "SELECT r.header, s.seq, s.prev, s.head, s.line FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id WHERE r.id = $1 ORDER BY s.seq",
+// The header and every row, in one row (a record has at most one header row: id is its key).
+const COLD = {
+  name: "sbx_read_cold",
+  text: `SELECT r.header || coalesce(t.lines, ''::bytea) AS bytes, length(r.header) AS hl, t.cols
+    FROM sbx_records r
+    CROSS JOIN LATERAL (SELECT ${LINES_AND_COLS("s")} FROM sbx_segments s WHERE s.record = r.id) t
+   WHERE r.id = $1`,
 };
 
-// The prefix's digest and count (rows 1..$2) with every row after it, in one snapshot.
+// The prefix's framed digest and count (rows 1..$2) with every row after it, in one snapshot.
 const FULL_TAIL = {
   name: "sbx_read_tail",
-  text: `WITH p AS (
-    SELECT sha256(r.header || coalesce(string_agg(s.prev || s.head || s.line, ''::bytea ORDER BY s.seq), ''::bytea)) AS h,
-           count(s.seq) AS n
-      FROM sbx_records r LEFT JOIN sbx_segments s ON s.record = r.id AND s.seq <= $2
-     WHERE r.id = $1 GROUP BY r.header)
-  SELECT p.h, p.n, s.seq, s.prev, s.head, s.line
-    FROM p LEFT JOIN sbx_segments s ON s.record = $1 AND s.seq > $2 ORDER BY s.seq`,
+  text: `SELECT sha256(${FRAMED("r.header")} || coalesce(p.b, ''::bytea)) AS h, p.n, t.lines AS bytes, t.cols
+    FROM sbx_records r
+    CROSS JOIN LATERAL (SELECT string_agg(${ROW_FRAMED("s")}, ''::bytea ORDER BY s.seq) AS b, count(*) AS n
+                          FROM sbx_segments s WHERE s.record = r.id AND s.seq <= $2) p
+    CROSS JOIN LATERAL (SELECT ${LINES_AND_COLS("s")} FROM sbx_segments s WHERE s.record = r.id AND s.seq > $2) t
+   WHERE r.id = $1`,
 };
 
-// The header and row $2 alone (n: 1 when row $2 exists, 0 otherwise; $2 = 0 names no row) with
-// every row after it, in one snapshot: two primary-key lookups and a range, whatever the length.
+// The framed digest of the header and row $2 alone (n: 1 when row $2 exists, 0 otherwise; $2 = 0
+// names no row) with every row after it, in one snapshot: two primary-key lookups and a range,
+// whatever the length.
 const SPOT_TAIL = {
   name: "sbx_read_spot",
-  text: `WITH l AS (SELECT prev || head || line AS b FROM sbx_segments WHERE record = $1 AND seq = $2),
-       p AS (SELECT sha256(r.header || coalesce((SELECT b FROM l), ''::bytea)) AS h,
-                    (SELECT count(*) FROM l) AS n
-               FROM sbx_records r WHERE r.id = $1)
-  SELECT p.h, p.n, s.seq, s.prev, s.head, s.line
-    FROM p LEFT JOIN sbx_segments s ON s.record = $1 AND s.seq > $2 ORDER BY s.seq`,
+  text: `SELECT sha256(${FRAMED("r.header")} || coalesce(${ROW_FRAMED("s")}, ''::bytea)) AS h,
+         (s.seq IS NOT NULL)::integer AS n, t.lines AS bytes, t.cols
+    FROM sbx_records r
+    LEFT JOIN sbx_segments s ON s.record = r.id AND s.seq = $2
+    CROSS JOIN LATERAL (SELECT ${LINES_AND_COLS("u")} FROM sbx_segments u WHERE u.record = r.id AND u.seq > $2) t
+   WHERE r.id = $1`,
 };
 
 function corrupt(id: Digest, what: string): HostError {
   return new HostError("StoreCorrupt", `record ${id}: ${what}`);
 }
 
+/**
+ * rowCols reads the `cols` of the rows after the first `from` and checks that row k's line, the
+ * k-th slice of `lines` from `start` by the stated lengths, is exactly one line (one line feed, at
+ * its end) and that the slices cover `lines` to its end. Returns the rows and each line's end.
+ */
+function rowCols(
+  id: Digest,
+  cols: Buffer | null,
+  lines: Uint8Array,
+  start: number,
+): { rows: RowCols[]; ends: number[]; hex: string } {
+  const rows: RowCols[] = [];
+  const ends: number[] = [];
+  const c = cols ?? Buffer.alloc(0);
+  let at = 0;
+  let end = start;
+  const bad = (what: string) => corrupt(id, `segment row ${String(rows.length + 1)}: ${what}`);
+  const u32 = () => {
+    if (at + 4 > c.length) throw bad("columns cut short");
+    const v = c.readUInt32BE(at);
+    at += 4;
+    return v;
+  };
+  const skip = (n: number) => {
+    if (at + n > c.length) throw bad("columns cut short");
+    at += n;
+    return at - n;
+  };
+  while (at < c.length) {
+    const seq = u32();
+    const lineLength = u32();
+    const prevLength = u32();
+    const prevAt = skip(prevLength);
+    const headLength = u32();
+    const headAt = skip(headLength);
+    const from = end;
+    end += lineLength;
+    if (end > lines.length || lineLength === 0 || lines.indexOf(LF, from) !== end - 1)
+      throw bad("its line is not one line");
+    rows.push({ seq, prevAt, prevLength, headAt, headLength });
+    ends.push(end);
+  }
+  if (end !== lines.length) throw corrupt(id, "the lines returned are not the rows' lines");
+  // The columns in hex (written natively, once), to compare with the chain's digests.
+  return { rows, ends, hex: c.toString("hex") };
+}
+
 /** checkColumns holds rows (seq from `from`+1) to the heads the decoder derived from their lines. */
-function checkColumns(id: Digest, record: RunRecord, from: number, rows: readonly SegRow[]): void {
+function checkColumns(
+  id: Digest,
+  record: RunRecord,
+  from: number,
+  { rows, hex }: { rows: readonly RowCols[]; hex: string },
+): void {
   if (record.segments.length !== from + rows.length)
     throw corrupt(
       id,
@@ -125,44 +205,86 @@ function checkColumns(id: Digest, record: RunRecord, from: number, rows: readonl
   const heads = record.heads;
   rows.forEach((row, i) => {
     const n = from + i + 1;
-    if (row.seq !== n || dig(row.prev) !== heads[n - 1] || dig(row.head) !== heads[n])
+    if (
+      row.seq !== n ||
+      !sameDigest(hex, row.prevAt, row.prevLength, heads[n - 1]!) ||
+      !sameDigest(hex, row.headAt, row.headLength, heads[n]!)
+    )
       throw corrupt(id, `segment row ${String(row.seq)} does not match its chain`);
   });
 }
 
-function hashRows(h: Hash, rows: readonly SegRow[]): void {
-  for (const r of rows) h.update(r.prev).update(r.head).update(r.line);
+// A column equals a chain head when it is that digest's 32 bytes: compared as lower-case hex (the
+// digest's own form: "blake3:" and 64 hex digits) at the column's place in the columns' hex.
+const sameDigest = (hex: string, at: number, length: number, d: Digest) =>
+  length === 32 && d.length === 71 && hex.startsWith(d.slice(7), 2 * at);
+
+/** frame adds one part to a digest: its length (4 bytes, big-endian), then its bytes. */
+function frame(h: Hash, part: Uint8Array): void {
+  const n = Buffer.allocUnsafe(4);
+  n.writeUInt32BE(part.length);
+  h.update(n).update(part);
 }
 
-function spotOf(header: Uint8Array, last: SegRow | undefined): Buffer {
-  const h = createHash("sha256").update(header);
-  if (last !== undefined) h.update(last.prev).update(last.head).update(last.line);
-  return h.digest();
+/** hashRows adds rows from+1..to of `v` (prev and head from its verified chain) to `h`. */
+function hashRows(h: Hash, v: Verified, from: number, to: number): void {
+  const heads = v.record.heads;
+  for (let i = from + 1; i <= to; i++) {
+    frame(h, parseDigest(heads[i - 1]!));
+    frame(h, parseDigest(heads[i]!));
+    frame(h, v.bytes.subarray(v.ends[i - 1], v.ends[i]));
+  }
 }
 
-const segRows = (rows: readonly (Row | TailRow)[]): SegRow[] =>
-  rows.filter((r): r is (Row | TailRow) & SegRow => r.seq !== null);
+/** fullOf is the framed digest state over the header and every row of `v` (built once, then kept). */
+function fullOf(v: Verified): Hash {
+  if (v.hash === null) {
+    const h = createHash("sha256");
+    frame(h, v.bytes.subarray(0, v.ends[0]));
+    hashRows(h, v, 0, v.record.segments.length);
+    v.hash = h;
+  }
+  return v.hash;
+}
+
+/** spotOf is the framed digest over the header and the last row of `v` alone. */
+function spotOf(v: Verified): Buffer {
+  if (v.spot === null) {
+    const h = createHash("sha256");
+    frame(h, v.bytes.subarray(0, v.ends[0]));
+    const n = v.record.segments.length;
+    if (n > 0) hashRows(h, v, n - 1, n);
+    v.spot = h.digest();
+  }
+  return v.spot;
+}
+
+const view = (b: Buffer | null) =>
+  b === null ? new Uint8Array() : new Uint8Array(b.buffer, b.byteOffset, b.length);
 
 /**
  * fromGenesis reads a record in one statement and verifies it from genesis; null when absent.
  * The codes are decodeRecord's for the bytes, `GenesisMismatch` for a header of another run,
- * `StoreCorrupt` for row columns that disagree with the chain.
+ * `StoreCorrupt` for a header row that is not one line, or row columns that disagree with the chain.
  */
 async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified | null> {
-  const r = await q.query<Row>(FULL, [raw(id)]);
-  const first = r.rows[0];
-  if (first === undefined) return null;
-  const rows = segRows(r.rows);
-  const parts = [new Uint8Array(first.header), ...rows.map((row) => new Uint8Array(row.line))];
-  const { record } = decodeRecord(concatBytes(...parts));
+  const r = await q.query<ReadRow>(COLD, [raw(id)]);
+  const row = r.rows[0];
+  if (row === undefined) return null;
+  const bytes = view(row.bytes);
+  const hl = row.hl ?? 0;
+  const { record } = decodeRecord(bytes);
   if (record.genesis !== id)
     throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
-  checkColumns(id, record, 0, rows);
-  const hash = createHash("sha256").update(first.header);
-  hashRows(hash, rows);
+  if (hl === 0 || bytes.indexOf(LF) !== hl - 1) throw corrupt(id, "the header row is not one line");
+  const { ends, ...cols } = rowCols(id, row.cols, bytes, hl);
+  checkColumns(id, record, 0, cols);
   // reads starts at the limit: the first warm read after a verification from genesis is a full one.
-  return { record, parts, hash, spot: spotOf(first.header, rows.at(-1)), reads: FULL_CHECK_EVERY };
+  return { record, bytes, ends: [hl, ...ends], hash: null, spot: null, reads: FULL_CHECK_EVERY };
 }
+
+/** The statement of a read from genesis ($1: the record id), for the bench to run under pgbench. */
+export const COLD_READ_SQL = COLD.text;
 
 /** Verified record states of one reader (one PgStore), by record id. */
 export class RecordReader {
@@ -197,10 +319,10 @@ export class RecordReader {
   async record(id: Digest, opts: { full?: boolean } = {}): Promise<RunRecord | null> {
     return (await this.#read(id, opts.full === true))?.record.fork() ?? null;
   }
-  /** bytes returns the record's wire bytes, verified as `record` does, or null when absent. */
+  /** bytes returns the record's wire bytes (a copy), verified as `record` does, or null when absent. */
   async bytes(id: Digest, opts: { full?: boolean } = {}): Promise<Uint8Array | null> {
     const v = await this.#read(id, opts.full === true);
-    return v === null ? null : concatBytes(...v.parts);
+    return v === null ? null : v.bytes.slice();
   }
 
   async #read(id: Digest, askedFull: boolean): Promise<Verified | null> {
@@ -214,28 +336,31 @@ export class RecordReader {
     known.reads++;
     const full = askedFull || known.reads >= FULL_CHECK_EVERY;
     if (full) known.reads = 0;
-    const r = await this.#pool.query<TailRow>(full ? FULL_TAIL : SPOT_TAIL, [raw(id), n]);
-    const first = r.rows[0];
-    const mine = full ? known.hash.copy().digest() : known.spot;
+    const r = await this.#pool.query<ReadRow>(full ? FULL_TAIL : SPOT_TAIL, [raw(id), n]);
+    const row = r.rows[0];
+    const mine = full ? fullOf(known).copy().digest() : spotOf(known);
     const count = full ? n : Math.min(n, 1);
-    if (first === undefined || Number(first.n) !== count || !first.h.equals(mine))
+    if (row?.h === undefined || Number(row.n) !== count || !row.h.equals(mine))
       return this.#rewritten(id, known);
-    const rows = segRows(r.rows);
-    if (rows.length === 0) return known;
+    const lines = view(row.bytes);
+    if (lines.length === 0 && row.cols === null) return known;
     const record = known.record.fork();
-    const lines = rows.map((row) => new Uint8Array(row.line));
-    continueRecord(record, concatBytes(...lines), 0);
-    checkColumns(id, record, n, rows);
-    const hash = known.hash.copy();
-    hashRows(hash, rows);
-    const header = known.parts[0] ?? new Uint8Array();
+    continueRecord(record, lines, 0);
+    const { ends, ...cols } = rowCols(id, row.cols, lines, 0);
+    checkColumns(id, record, n, cols);
+    const base = known.bytes.length;
     const v: Verified = {
       record,
-      parts: [...known.parts, ...lines],
-      hash,
-      spot: spotOf(header, rows.at(-1)),
+      bytes: concatBytes(known.bytes, lines),
+      ends: [...known.ends, ...ends.map((e) => base + e)],
+      hash: null,
+      spot: null,
       reads: full ? 0 : known.reads,
     };
+    if (known.hash !== null) {
+      v.hash = known.hash.copy();
+      hashRows(v.hash, v, n, record.segments.length);
+    }
     this.#keep(id, v);
     return v;
   }

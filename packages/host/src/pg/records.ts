@@ -28,6 +28,8 @@ import { isUniqueViolation } from "./conn.ts";
 
 const raw = (a: Digest) => Buffer.from(parseDigest(a));
 const dig = (b: Buffer) => formatDigest(new Uint8Array(b));
+// A column holds digest d: its 32 bytes (a column of another length, however altered, is not d).
+const same = (b: Buffer, d: Digest) => b.length === 32 && dig(b) === d;
 
 interface Row {
   header: Buffer;
@@ -54,7 +56,7 @@ function corrupt(id: Digest, seq: number): HostError {
 /** extend verifies one new row against the verified state and appends it to that state. */
 function extend(record: RunRecord, id: Digest, row: Row): void {
   const seq = record.segments.length + 1;
-  if (row.seq !== seq || dig(row.prev!) !== record.head) throw corrupt(id, row.seq ?? 0);
+  if (row.seq !== seq || !same(row.prev!, record.head)) throw corrupt(id, row.seq ?? 0);
   const text = new Uint8Array(row.line!);
   let seg: Segment;
   try {
@@ -73,7 +75,7 @@ function extend(record: RunRecord, id: Digest, row: Row): void {
       "HeadMismatch",
       `record ${id}: line ${String(seq + 1)} is not the line of its segment and head`,
     );
-  if (dig(row.head!) !== head) throw corrupt(id, seq);
+  if (!same(row.head!, head)) throw corrupt(id, seq);
 }
 
 /** Verified record states of one writer, by record id, with one operation per record at a time. */

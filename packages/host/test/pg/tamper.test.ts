@@ -313,3 +313,160 @@ test("a ledger this store already verified: an old entry edited is still LogBrok
     await other.close();
   }
 });
+
+// The digests a warm read compares frame every part (reader.ts): the header, and each row's prev,
+// head and line, enter as length then bytes. Unframed, bytes moved across a boundary (the same bytes
+// joined, split otherwise) hashed alike, so these shifts went unnoticed by a reader holding the record.
+test("bytes shifted between the header, a row's columns and the next row: refused on the next warm read, full or spot", async () => {
+  const reader = await PgStore.open(db.url);
+  try {
+    const rowOf = async (id: Digest, seq: number) =>
+      (
+        await sql(db.url, "SELECT prev, head FROM sbx_segments WHERE record = $1 AND seq = $2", [
+          raw(id),
+          seq,
+        ])
+      ).rows[0] as { prev: Buffer; head: Buffer };
+    const held = async (tag: string) => {
+      const r = await threeSegments(tag);
+      assert.notEqual(await reader.readRecordBytes(r.id), null); // from genesis
+      assert.notEqual(await reader.readRecordBytes(r.id), null); // the first warm read: full
+      return r;
+    };
+
+    // The last row's prev/head boundary moved by 4 bytes: a spot read refuses it.
+    const a = await held("shift prev head");
+    const r3 = await rowOf(a.id, 3);
+    await sql(db.url, "UPDATE sbx_segments SET prev = $2, head = $3 WHERE record = $1 AND seq = 3", [
+      raw(a.id),
+      Buffer.concat([r3.prev, r3.head.subarray(0, 4)]),
+      r3.head.subarray(4),
+    ]);
+    await assert.rejects(reader.readRecordBytes(a.id), code("StoreCorrupt"));
+
+    // 4 bytes of the last row's prev moved onto the end of the header row: a spot read refuses it.
+    const b = await held("shift header prev");
+    const b3 = await rowOf(b.id, 3);
+    await sql(db.url, "UPDATE sbx_records SET header = header || $2 WHERE id = $1", [
+      raw(b.id),
+      b3.prev.subarray(0, 4),
+    ]);
+    await sql(db.url, "UPDATE sbx_segments SET prev = $2 WHERE record = $1 AND seq = 3", [
+      raw(b.id),
+      b3.prev.subarray(4),
+    ]);
+    await assert.rejects(reader.readRecordBytes(b.id), code("BadRecord"));
+
+    // An older row's boundary moved (row 1's head into its prev): a spot read does not look at row 1,
+    // a full read refuses it.
+    const c = await held("shift older row");
+    const c1 = await rowOf(c.id, 1);
+    await sql(db.url, "UPDATE sbx_segments SET prev = $2, head = $3 WHERE record = $1 AND seq = 1", [
+      raw(c.id),
+      Buffer.concat([c1.prev, c1.head.subarray(0, 4)]),
+      c1.head.subarray(4),
+    ]);
+    assert.notEqual(await reader.readRecordBytes(c.id), null);
+    await assert.rejects(reader.readRecordBytes(c.id, { full: true }), code("StoreCorrupt"));
+  } finally {
+    await reader.close();
+  }
+});
+
+// A fresh reader (from genesis) reads the header row and every line row joined; each row must hold
+// exactly its own line, so the same bytes split across rows otherwise are not taken for the record.
+test("line bytes moved across rows (the record's bytes unchanged): StoreCorrupt from genesis", async () => {
+  const lineOf = async (id: Digest, seq: number) =>
+    (
+      (await sql(db.url, "SELECT line FROM sbx_segments WHERE record = $1 AND seq = $2", [raw(id), seq]))
+        .rows[0] as { line: Buffer }
+    ).line;
+  const fresh = await PgStore.open(db.url);
+  try {
+    // The header row's line feed moved to the front of row 1's line.
+    const h = await threeSegments("header lf moved");
+    await sql(
+      db.url,
+      "UPDATE sbx_records SET header = substring(header from 1 for length(header) - 1) WHERE id = $1",
+      [raw(h.id)],
+    );
+    await sql(db.url, "UPDATE sbx_segments SET line = '\\x0a'::bytea || line WHERE record = $1 AND seq = 1", [
+      raw(h.id),
+    ]);
+    await assert.rejects(fresh.readRecordBytes(h.id), code("StoreCorrupt"));
+
+    // The first 3 bytes of line 2 moved onto the end of row 1's line.
+    const m = await threeSegments("line bytes moved");
+    const l2 = await lineOf(m.id, 2);
+    await sql(db.url, "UPDATE sbx_segments SET line = line || $2 WHERE record = $1 AND seq = 1", [
+      raw(m.id),
+      l2.subarray(0, 3),
+    ]);
+    await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 2", [
+      raw(m.id),
+      l2.subarray(3),
+    ]);
+    await assert.rejects(fresh.readRecordBytes(m.id), code("StoreCorrupt"));
+    // A reader that verified it before the move refuses it too, on its next full read.
+    const w = await threeSegments("line bytes moved, held");
+    await fresh.readRecordBytes(w.id);
+    const w2 = await lineOf(w.id, 2);
+    await sql(db.url, "UPDATE sbx_segments SET line = line || $2 WHERE record = $1 AND seq = 1", [
+      raw(w.id),
+      w2.subarray(0, 3),
+    ]);
+    await sql(db.url, "UPDATE sbx_segments SET line = $2 WHERE record = $1 AND seq = 2", [
+      raw(w.id),
+      w2.subarray(3),
+    ]);
+    await assert.rejects(fresh.readRecordBytes(w.id, { full: true }), code("StoreCorrupt"));
+  } finally {
+    await fresh.close();
+  }
+});
+
+// The ledger's held-prefix digest (pglog.ts) frames prev, head and payload the same way: bytes moved
+// from one entry's payload into the next entry's prev joined to the same bytes and were not noticed
+// by a store holding the log. A column of the wrong length is LogBroken / StoreCorrupt, not a crash.
+test("a held ledger with bytes moved from a payload into the next entry's prev: LogBroken", async () => {
+  let h = LOG_GENESIS;
+  for (const p of ["first payload", "second payload", "third payload"])
+    h = await store.logs.appendLog("tamper/shift", h, utf8(p));
+  assert.equal((await store.logs.readLog("tamper/shift")).head, h); // held by this store now
+  const r = await sql(db.url, "SELECT prev FROM sbx_log_entries WHERE log = 'tamper/shift' AND seq = 3");
+  const prev3 = (r.rows[0] as { prev: Buffer }).prev;
+  await sql(
+    db.url,
+    "UPDATE sbx_log_entries SET payload = payload || $1 WHERE log = 'tamper/shift' AND seq = 2",
+    [prev3.subarray(0, 4)],
+  );
+  await sql(db.url, "UPDATE sbx_log_entries SET prev = $1 WHERE log = 'tamper/shift' AND seq = 3", [
+    prev3.subarray(4),
+  ]);
+  await assert.rejects(store.logs.readLog("tamper/shift"), code("LogBroken"));
+  const fresh = await PgStore.open(db.url);
+  try {
+    await assert.rejects(fresh.logs.readLog("tamper/shift"), code("LogBroken"));
+  } finally {
+    await fresh.close();
+  }
+});
+
+test("a segment's prev column cut short: StoreCorrupt for a reader and for a writer, not a crash", async () => {
+  const { id, heads } = await threeSegments("short prev");
+  await sql(
+    db.url,
+    "UPDATE sbx_segments SET prev = substring(prev from 1 for 28) WHERE record = $1 AND seq = 3",
+    [raw(id)],
+  );
+  const fresh = await PgStore.open(db.url);
+  try {
+    await assert.rejects(fresh.readRecordBytes(id), code("StoreCorrupt"));
+    await assert.rejects(
+      fresh.appendSegment(id, heads[3]!, { kind: "executed", attestation: d("d") }),
+      code("StoreCorrupt"),
+    );
+  } finally {
+    await fresh.close();
+  }
+});
