@@ -105,6 +105,7 @@ test("a claimant SIGKILLed after its claim: the item is never taken again; destr
     "item-0001",
     "the next item, never the killed claim's",
   );
+  assert.equal((JSON.parse(next.out) as { retries: number }).retries, 0, "no other writer raced it");
   const again = await sbx(["pool", "claim", "--store", store, "--pool", name, "--", "true"]);
   assert.equal(again.code, 1);
   assert.match(again.err, /PoolEmpty/);

@@ -309,6 +309,7 @@ async function claimIntoRun(
   const rec = r.receipt.receipt;
   const summary = {
     item: c.claim.item,
+    retries: c.retries,
     unit_id: id,
     outcome: r.outcome,
     interval: r.interval,
@@ -369,7 +370,8 @@ const claim: Command = {
   interval is attested as \`sbx run\` does (level S4) and its first energy receipt carries the claim's
   warmpool components: the item's provisioning and residency (§15.4), estimated, with their basis;
   (5) the sandbox is destroyed (an item is used once). The workspace stays in the item's folder
-  until \`sbx pool destroy\`. Refuses PoolEmpty, DoubleClaim, UnknownItem, PoolItemLost.
+  until \`sbx pool destroy\`. Refuses PoolEmpty, DoubleClaim, UnknownItem, PoolItemLost. --json
+  reports \`retries\`: how many times the claim lost the ledger's head to another writer.
   Exit: CMD's success → 0; CMD failed → 1.
   With --grant CHAIN --trust … --ledger DIR: the unit runs governed as under sbx run --grant (chain
   verified before the claim, grants_id bound, budget enforced live) and its interval is debited once
@@ -412,6 +414,7 @@ ${EXITS}`,
     if (values.json)
       printJson(io, {
         claim: c.claim as unknown as JsonObject,
+        retries: c.retries,
         workspace: c.workspace,
         components: c.components as unknown as JsonObject[],
         ...(ran ? { run: { ...ran } } : {}),
