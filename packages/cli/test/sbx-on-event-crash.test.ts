@@ -4,10 +4,11 @@
 // with no start on its run log. The same event fed again then runs that child (not EventReplayed),
 // once; the rate still counts that event once; four `--pending` invocations racing for one such
 // child run it exactly once. A SIGKILL after the start was claimed (on-event:run-claimed) leaves a
-// child that is never started again on its own: RunInterrupted, to the event and to --pending.
+// child that is never started again on its own: RunInterrupted, to the event and to --pending;
+// `--rerun-interrupted` starts it again, once, even with two such invocations racing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { payloadOf } from "@sbx/wire";
 import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
 import { readMintLog } from "../src/commands/jcp/lib/mintlog.ts";
@@ -124,7 +125,7 @@ test("four `sbx on-event --pending` racing for one child left by a crash run it 
   }
 });
 
-test("SIGKILL after a run's start was claimed: the child is never started again, and says RunInterrupted", async () => {
+test("SIGKILL after a run's start was claimed: RunInterrupted, never started again unless asked, then once", async () => {
   const s = await setup("5/60000", "100J", "5J");
   try {
     const a = { type: "push", source: "ci", id: "a", at_ms: s.now };
@@ -149,6 +150,22 @@ test("SIGKILL after a run's start was claimed: the child is never started again,
     assert.match(other.err, /1 minted child has no finished run \(mint 1 interrupted\)/);
     assert.equal(existsSync(s.p("out/1/work/mark")), false);
     assert.deepEqual(ledgers(s).debited, []);
+    // Asked for, it is started again, once: two racing --pending --rerun-interrupted run it once.
+    const rerun = ["--pending", "--rerun-interrupted", "--out", s.p("out"), "--json", ...MARK];
+    const racers = await Promise.all([sbx([...s.args, ...rerun]), sbx([...s.args, ...rerun])]);
+    const lines = racers.flatMap((r) => parse(r.out).events);
+    const ran = lines.filter((e) => e.status === "ran");
+    assert.equal(ran.length, 1, JSON.stringify(lines));
+    assert.equal(ran[0]!.recovered, true);
+    const dirs = readdirSync(s.p("out")).filter((d) => d.startsWith("1.rerun-"));
+    assert.equal(dirs.length, 1);
+    assert.equal(readFileSync(s.p(`out/${dirs[0]!}/work/mark`), "utf8"), "ran\n");
+    const end = ledgers(s);
+    assert.deepEqual(end.debited, end.minted, "debited once, under its child");
+    assert.equal(end.runLog, 3, "start, restart, end");
+    const after = await cli("sbx", [...s.args, ...rerun]);
+    assert.equal(after.code, 0, after.err);
+    assert.deepEqual(parse(after.out).summary, { events: 0, minted: 0, ran: 0, refused: {} });
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

@@ -3,7 +3,9 @@
 // lost. It is an append-only log (@sbx/host/log) in the mint ledger's folder, `<mints>/runs/`, whose
 // entries are `{run: "started", seq, child, event, holder}` (written right before the child's run
 // starts: `holder` is the writing process's pid and start ticks) and `{run: "ended", seq, child,
-// status, code?, exit?}` (after its run ended or was refused at its start). A start is a claim:
+// status, code?, exit?}` (after its run ended or was refused at its start), and, only when asked
+// (`sbx on-event --rerun-interrupted`), `{run: "restarted", seq, child, event, holder, interrupted}`:
+// a new start of an interrupted run, naming the dead holder of the start it follows. A start is a claim:
 // it is appended on the head on which no start for that child was read, so of several processes
 // racing for one child exactly one starts its run (the others lose the head, read again and find it
 // claimed). The mint ledger itself is untouched: what its rate and caps counted stays counted once.
@@ -14,6 +16,7 @@
 //   running      started by a process that is still alive;
 //   interrupted  started by a process that died before the run's end was written: the command may
 //                have run in part, so it is never started again on its own (reported RunInterrupted);
+//                `--rerun-interrupted` restarts it, claimed the same way (one restarter wins);
 //   ended        its run ended (or was refused at its start) and that was written.
 import { join } from "node:path";
 import { canonicalBytes, parseStrict, payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
@@ -61,11 +64,13 @@ export interface MintedRun {
 const MAX_ENTRY_BYTES = 4096;
 
 interface Started {
-  readonly run: "started";
+  readonly run: "started" | "restarted";
   readonly seq: number;
   readonly child: Digest;
   readonly event: Digest;
   readonly holder: RunHolder;
+  /** A restart's: the holder of the start it follows, which died before that run's end. */
+  readonly interrupted?: RunHolder;
 }
 interface Ended extends RunEnd {
   readonly run: "ended";
@@ -79,6 +84,12 @@ function bad(dir: string, seq: number, what: string): CliError {
 
 const isInt = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
 
+function isHolder(h: unknown): h is RunHolder {
+  if (typeof h !== "object" || h === null) return false;
+  const o = h as Record<string, unknown>;
+  return Object.keys(o).sort().join(",") === "pid,start" && isInt(o.pid) && typeof o.start === "string";
+}
+
 // Opens one run-log entry, strictly: exactly the members of its kind.
 function openEntry(dir: string, seq: number, payload: Uint8Array): Started | Ended {
   let v: unknown;
@@ -89,20 +100,18 @@ function openEntry(dir: string, seq: number, payload: Uint8Array): Started | End
   }
   const o = (typeof v === "object" && v !== null && !Array.isArray(v) ? v : {}) as Record<string, unknown>;
   const keys = Object.keys(o).sort().join(",");
-  if (o.run === "started") {
-    const h = o.holder as Record<string, unknown> | null;
+  if (o.run === "started" || o.run === "restarted") {
+    const want =
+      o.run === "started" ? "child,event,holder,run,seq" : "child,event,holder,interrupted,run,seq";
     if (
-      keys !== "child,event,holder,run,seq" ||
+      keys !== want ||
       !isInt(o.seq) ||
       typeof o.child !== "string" ||
       typeof o.event !== "string" ||
-      typeof h !== "object" ||
-      h === null ||
-      Object.keys(h).sort().join(",") !== "pid,start" ||
-      !isInt(h.pid) ||
-      typeof h.start !== "string"
+      !isHolder(o.holder) ||
+      (o.run === "restarted" && !isHolder(o.interrupted))
     )
-      throw bad(dir, seq, "is not a run start {run, seq, child, event, holder}");
+      throw bad(dir, seq, `is not a run ${o.run === "started" ? "start" : "restart"} {${want}}`);
     return o as unknown as Started;
   }
   if (o.run === "ended") {
@@ -120,6 +129,8 @@ function openEntry(dir: string, seq: number, payload: Uint8Array): Started | End
   }
   throw bad(dir, seq, "is neither a run start nor a run end");
 }
+
+const sameHolder = (a: RunHolder, b: RunHolder): boolean => a.pid === b.pid && a.start === b.start;
 
 /** isAlive reports whether the process `h` names is still the one that wrote it. */
 export function isAlive(h: RunHolder): boolean {
@@ -148,15 +159,24 @@ function readRunLog(mints: string, children: readonly { child: Digest; event: Di
   for (const e of log.entries) {
     const x = openEntry(dir, e.seq, e.payload);
     const m = children[x.seq - 1];
-    if (m === undefined || m.child !== x.child || (x.run === "started" && m.event !== x.event))
+    if (m === undefined || m.child !== x.child || (x.run !== "ended" && m.event !== x.event))
       throw bad(dir, e.seq, `names mint ${x.seq} / ${x.child}, which the mint ledger does not hold`);
     if (x.run === "started") {
       if (started.has(x.seq)) throw bad(dir, e.seq, `starts mint ${x.seq} a second time`);
       started.set(x.seq, x);
+    } else if (x.run === "restarted") {
+      const was = started.get(x.seq);
+      if (was === undefined || ended.has(x.seq) || !sameHolder(was.holder, x.interrupted!))
+        throw bad(
+          dir,
+          e.seq,
+          `restarts mint ${x.seq}, whose run is not started by the holder it names, or ended`,
+        );
+      started.set(x.seq, x);
     } else {
       if (!started.has(x.seq) || ended.has(x.seq))
         throw bad(dir, e.seq, `ends mint ${x.seq}, which is not started or already ended`);
-      ended.set(x.seq, x);
+      ended.set(x.seq, x as Ended);
     }
   }
   return { log, started, ended };
@@ -214,12 +234,14 @@ export function mintedRuns(
 /**
  * claimRun appends the start of mint `seq`'s run on the run log, on a head at which no start of it
  * was read (compare-and-append; a lost head is read again). Returns null when this process claimed
- * it, or the holder of the start already there.
+ * it, or the holder of the start already there. With `rerun`, a run that is interrupted on that
+ * head (its start's holder dead, no end) is claimed again by a restart naming that holder.
  */
 export function claimRun(
   mints: string,
   run: { seq: number; child: Digest; event: Digest },
   holder: RunHolder = ownHolder(),
+  rerun = false,
 ): RunHolder | null {
   const dir = runLogOf(mints);
   for (let i = 0; ; i++) {
@@ -230,8 +252,16 @@ export function claimRun(
       throw new CliError("BadLedger", `${mints}: mint ${run.seq} is not child ${run.child}`);
     const state = readRunLog(mints, children);
     const held = state.started.get(run.seq);
-    if (held !== undefined) return held.holder;
-    const entry: Started = { run: "started", seq: run.seq, child: run.child, event: run.event, holder };
+    const restart = held !== undefined && rerun && !state.ended.has(run.seq) && !isAlive(held.holder);
+    if (held !== undefined && !restart) return held.holder;
+    const entry: Started = {
+      run: restart ? "restarted" : "started",
+      seq: run.seq,
+      child: run.child,
+      event: run.event,
+      holder,
+      ...(restart ? { interrupted: held.holder } : {}),
+    };
     try {
       appendLog(dir, state.log.head, canonicalBytes(entry));
       return null;

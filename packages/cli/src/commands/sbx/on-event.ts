@@ -73,8 +73,9 @@ const help = `usage: sbx on-event --standing POLICY --held CHAIN --minter FILE -
   EventReplayed; its line says "recovered") or by --pending; the mint is not made again, so the
   rate and the caps count it once. A replayed event whose child's run was started by a process that
   is still alive is refused RunInProgress; by one that died before the run's end was written,
-  RunInterrupted (the command may have run in part: it is not started again). A child whose start
-  another process claimed first is refused RunClaimed (that process runs it).
+  RunInterrupted (the command may have run in part: it is not started again unless
+  --rerun-interrupted asks for it). A child whose start another process claimed first is refused
+  RunClaimed (that process runs it).
   --standing POLICY  the mint policy (jcp standing create), signed by the held grant's issuer
   --held CHAIN     the held grant's chain (root first); the policy names its leaf
   --minter FILE    the held grant's holder's key: signs the children and the ledger entries
@@ -85,6 +86,9 @@ const help = `usage: sbx on-event --standing POLICY --held CHAIN --minter FILE -
   --events FILE|-  the events, one per line (default: standard input; with --pending, none)
   --pending        first run every child on the mint ledger whose run never started, in mint
                    order, and report each child whose run was interrupted (RunInterrupted)
+  --rerun-interrupted  start again, once, a child whose run was interrupted (its starter died
+                   before the run ended): with --pending, or when its event is fed again. The
+                   command may then run a second time; it runs in DIR/<mint seq>.rerun-<pid>/
   --out DIR        keep each minted child's chain, workspace and record in DIR/<mint seq>/ (the
                    entry's position in the mint ledger, so a later invocation never reuses one)
                    (grant.chain, work/, run/ as sbx run --out writes it)
@@ -114,6 +118,7 @@ export const command: Command = {
       "timeout-ms": { type: "string" },
       json: { type: "boolean" },
       pending: { type: "boolean" },
+      "rerun-interrupted": { type: "boolean" },
     });
     const need = ["standing", "held", "minter", "mints", "key", "trust", "ledger"] as const;
     const missing = need.filter((k) => v[k] === undefined);
@@ -163,6 +168,7 @@ export const command: Command = {
       seq: number,
       chain: readonly Envelope[],
       recovered: boolean,
+      rerun: boolean,
     ) => {
       const which = { n, event, child, mint_seq: seq, ...(recovered ? { recovered: true as const } : {}) };
       if (state.stopping) {
@@ -176,7 +182,12 @@ export const command: Command = {
       }
       let holder;
       try {
-        holder = claimRun(v.mints!, { seq, child: child as Digest, event: event as Digest });
+        holder = claimRun(
+          v.mints!,
+          { seq, child: child as Digest, event: event as Digest },
+          undefined,
+          rerun,
+        );
       } catch (e) {
         report({ ...which, status: "refused", ...codeOf(e) });
         return;
@@ -191,7 +202,10 @@ export const command: Command = {
         return;
       }
       faultPoint("on-event:run-claimed"); // crash tests: started on the run log, the run not yet begun
-      const dir = join(v.out ?? scratch!, String(seq));
+      const dir = join(
+        v.out ?? scratch!,
+        rerun ? `${String(seq)}.rerun-${String(process.pid)}` : String(seq),
+      );
       mkdirSync(dir, { recursive: true });
       const chainFile = join(dir, "grant.chain");
       writeJson(chainFile, chain);
@@ -231,10 +245,13 @@ export const command: Command = {
       }
       report(r);
     };
+    const rerunAsked = v["rerun-interrupted"] === true;
     const enqueue = (n: number, m: MintedRun, recovered: boolean) => {
       queued.add(m.seq);
-      queue = queue.then(() => runUnder(n, m.event, m.child, m.seq, m.chain, recovered));
+      const rerun = m.state === "interrupted";
+      queue = queue.then(() => runUnder(n, m.event, m.child, m.seq, m.chain, recovered, rerun));
     };
+    const runnable = (m: MintedRun) => m.state === "unclaimed" || (rerunAsked && m.state === "interrupted");
     const refusedRun = (n: number, m: MintedRun): EventResult | null => {
       const which = { n, event: m.event, child: m.child, mint_seq: m.seq };
       if (m.state === "running")
@@ -273,7 +290,7 @@ export const command: Command = {
     try {
       if (v.pending) {
         for (const m of standingRuns()) {
-          if (m.state === "unclaimed") enqueue(0, m, true);
+          if (runnable(m)) enqueue(0, m, true);
           else {
             const r = refusedRun(0, m);
             if (r !== null) report(r);
@@ -334,7 +351,7 @@ export const command: Command = {
           }
           // (A child this invocation queued is its own: the event is simply replayed.)
           if (m !== undefined && queued.has(m.seq)) m = undefined;
-          if (m !== undefined && m.state === "unclaimed") enqueue(n, m, true);
+          if (m !== undefined && runnable(m)) enqueue(n, m, true);
           else report((m && refusedRun(n, m)) ?? { n, event: address, status: "refused", ...c });
         }
       }
