@@ -202,23 +202,24 @@ export const command: Command = {
         return;
       }
       faultPoint("on-event:run-claimed"); // crash tests: started on the run log, the run not yet begun
-      const dir = join(
-        v.out ?? scratch!,
-        rerun ? `${String(seq)}.rerun-${String(process.pid)}` : String(seq),
-      );
-      mkdirSync(dir, { recursive: true });
-      const chainFile = join(dir, "grant.chain");
-      writeJson(chainFile, chain);
-      const work = v.out === undefined ? [] : ["--workspace", join(dir, "work"), "--out", join(dir, "run")];
-      if (v.out !== undefined) mkdirSync(join(dir, "work"), { recursive: true });
-      const out: string[] = [];
-      const sub: Io = {
-        out: (l) => out.push(l),
-        err: (l) => io.err(l),
-        ...(io.bytes ? { bytes: (_to, d) => io.bytes!("err", d) } : {}),
-      };
       let r: EventResult;
       try {
+        // (Inside the try: whatever refuses this run is reported, and its end written.)
+        const dir = join(
+          v.out ?? scratch!,
+          rerun ? `${String(seq)}.rerun-${String(process.pid)}` : String(seq),
+        );
+        mkdirSync(dir, { recursive: true });
+        const chainFile = join(dir, "grant.chain");
+        writeJson(chainFile, chain);
+        const work = v.out === undefined ? [] : ["--workspace", join(dir, "work"), "--out", join(dir, "run")];
+        if (v.out !== undefined) mkdirSync(join(dir, "work"), { recursive: true });
+        const out: string[] = [];
+        const sub: Io = {
+          out: (l) => out.push(l),
+          err: (l) => io.err(l),
+          ...(io.bytes ? { bytes: (_to, d) => io.bytes!("err", d) } : {}),
+        };
         const exit = await runCommand.run(
           [
             ...["--key", v.key!, "--grant", chainFile, ...roots.flatMap((x) => ["--trust", x])],
