@@ -41,13 +41,13 @@ export async function granted(uj: string): Promise<Granted> {
   return { dir, p, flags };
 }
 
-/** startAgent starts the agent under the grant as a detached durable run, at step 2. */
-export async function startAgent(g: Granted, env: Record<string, string> = {}) {
+/** startAgent starts the agent under the grant (or `grant`: a chain or set file) as a detached durable run, at step 2. */
+export async function startAgent(g: Granted, env: Record<string, string> = {}, grant = g.p("alice.chain")) {
   const store = g.p("store");
   const ws = workspaceWithAgent(g.p("ws"));
   const r = await sbx(
     [
-      ...["run", "--detach", "--store", store, "--workspace", ws, "--grant", g.p("alice.chain")],
+      ...["run", "--detach", "--store", store, "--workspace", ws, "--grant", grant],
       ...g.flags,
       ...["--", "/work/agent.sh"],
     ],

@@ -5,68 +5,10 @@
 // nothing; a run whose held grant has nothing left is refused at its start.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { payloadOf, type Envelope } from "@sbx/wire";
-import { runCli } from "../src/main.ts";
 import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
-
-async function cli(tool: "sbx" | "jcp", argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(tool, argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
-
-interface EventLine {
-  n: number;
-  event: string | null;
-  status: "ran" | "refused";
-  code?: string;
-  child?: string;
-  mint_seq?: number;
-  exit?: number;
-  run?: { outcome: { status: string }; energy: { total_uj: string }; grant: { spent_uj: string } };
-}
-
-async function setup(rate: string, heldUj: string, childUj: string) {
-  const dir = mkdtempSync(join(tmpdir(), "sbx-on-event-"));
-  const p = (n: string) => join(dir, n);
-  for (const k of ["root", "alice", "bob", "host"])
-    assert.equal((await cli("jcp", ["keygen", "--out", p(`${k}.key`)])).code, 0);
-  const now = Date.now();
-  const issued = await cli("jcp", [
-    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
-    ...["--action", "read", "--action", "write", "--uj", heldUj, "--depth", "2", "--ttl", "3600000"],
-    ...["--out", p("held.chain")],
-  ]);
-  assert.equal(issued.code, 0, issued.err);
-  const created = await cli("jcp", [
-    ...["standing", "create", "--key", p("root.key"), "--held", p("held.chain"), "--holder", p("bob.key")],
-    ...["--trigger", "push@ci", "--resource", "/fs/work/**", "--action", "read", "--action", "write"],
-    ...["--uj", childUj, "--lifetime-ms", "600000", "--max-children", "20", "--max-total-uj", "1000J"],
-    ...["--rate", rate, "--nbf", String(now - 60_000), "--exp", String(now + 3_600_000)],
-    ...["--out", p("policy.json")],
-  ]);
-  assert.equal(created.code, 0, created.err);
-  const args = [
-    ...["on-event", "--standing", p("policy.json"), "--held", p("held.chain"), "--minter", p("alice.key")],
-    ...["--mints", p("mints"), "--key", p("host.key"), "--trust", p("root.key"), "--ledger", p("ledger")],
-  ];
-  const events = (xs: object[]) => {
-    writeFileSync(p("events.jsonl"), xs.map((x) => JSON.stringify(x)).join("\n") + "\n");
-    return ["--events", p("events.jsonl")];
-  };
-  return { dir, p, args, events, now };
-}
-
-const parse = (out: string) => {
-  const lines = out.split("\n").map((l) => JSON.parse(l) as EventLine & { summary?: unknown });
-  // Lines come as events are handled (a refusal at once, a run when it ends): order them by event.
-  const events = lines.filter((l) => l.summary === undefined).sort((a, b) => a.n - b.n);
-  return { events, summary: lines.at(-1)!.summary };
-};
+import { cli, parse, setup } from "./on-event-helpers.ts";
 
 test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed runs", async () => {
   const s = await setup("3/60000", "100J", "5J");

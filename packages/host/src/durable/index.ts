@@ -6,7 +6,7 @@ export { freezeTarget, freezeProcesses, thawProcesses, isFrozen, residentBytes }
 export type { FreezeTarget } from "./freezer.ts";
 export { idleEnergy, IDLE_SOURCE } from "./idle.ts";
 export type { Retained } from "./idle.ts";
-export { takeRunLock, lockHolder } from "./lock.ts";
+export { takeRunLock, lockHolder, startTicks } from "./lock.ts";
 export type { RunLock } from "./lock.ts";
 export { readVerifiedRun } from "./record.ts";
 export { keepJournal } from "./journal.ts";

@@ -23,6 +23,7 @@ import {
   type Forwarders,
 } from "@sbx/host/grants";
 import { HostError } from "@sbx/host";
+import { faultPoint } from "@sbx/host/store";
 import { gateUnavailableReason } from "@sbx/host/gate";
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import type { RunGate } from "./run-gate.ts";
@@ -91,16 +92,23 @@ export interface GrantRun {
    * run here (the run is refused, never run ungated); a usage error when --policy names another.
    */
   gateWith(given: RunGate | null, policyFlag: string | undefined): RunGate | null;
-  /** The ledger as a durable run's debits use it (lifecycle/granted.ts); one chain, not a set. */
+  /** The ledger as a durable run's debits use it (lifecycle/granted.ts); a set's chains included. */
   readonly ledger: GrantLedger;
 }
 
 /** A grant's ledger and chain, for a durable run that debits several intervals and idle energy. */
 export interface GrantLedger {
   readonly path: string;
-  /** The chain's envelopes, root first. */
+  /** The chain's envelopes, root first (the first chain of a set). */
   readonly envs: readonly Envelope[];
-  /** Records one spend (spendOn's refusals); returns its receipt and what is left along the chain. */
+  /** Every chain of the run's grant set, in order (one for a chain file). */
+  readonly set: readonly (readonly Envelope[])[];
+  /**
+   * Records one spend (spendOn's refusals); returns its (last) receipt and what is left. Under a
+   * grant set the amount fills the chains in order as a one-shot run's debit does, each share a
+   * receipt with the same cites; what no chain has room for goes on the last, whose spend is then
+   * refused (Overspend) after the earlier shares are recorded.
+   */
   spend(req: SpendRequest): { receipt: Envelope; remaining_uj: bigint };
   /** The receipts on the ledger now, verified. */
   receipts(): readonly Envelope[];
@@ -258,11 +266,27 @@ export function prepareGrantRun(
   const ledger: GrantLedger = {
     path: ledgerPath,
     envs,
+    set: envSet,
     spend(req) {
-      // A durable run's debits go on one chain (lifecycle/start.ts refuses a set for durable runs).
-      if (envSet.length > 1) throw new UsageError("a durable run takes one grant chain, not a grant set");
-      const { state, receipt } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
-      return { receipt, remaining_uj: sum(fill(inForce(), (a) => state.ledger.used(a).uj)) };
+      if (envSet.length === 1) {
+        const { state, receipt } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
+        return { receipt, remaining_uj: sum(fill(inForce(), (a) => state.ledger.used(a).uj)) };
+      }
+      const total = BigInt(req.uj);
+      const before = verifiedLedger(ledgerPath, opts).ledger;
+      const shares = fill(inForce(), (a) => before.used(a).uj, total);
+      shares[shares.length - 1] = shares[shares.length - 1]! + total - sum(shares);
+      let spends = shares.map((share, i) => ({ i, share })).filter((x) => x.share > 0n);
+      if (spends.length === 0) spends = [{ i: 0, share: 0n }];
+      let done: ReturnType<typeof spendOn> | null = null;
+      for (const [k, { i, share }] of spends.entries()) {
+        if (k > 0) faultPoint("grant:share-debited"); // crash tests: an earlier chain's share recorded
+        done = spendOn(ledgerPath, envSet[i]!, hostKey, { ...req, uj: share.toString() }, opts, () =>
+          Date.now(),
+        );
+      }
+      const after = done!.state.ledger;
+      return { receipt: done!.receipt, remaining_uj: sum(fill(inForce(), (a) => after.used(a).uj)) };
     },
     receipts: () => verifiedLedger(ledgerPath, opts).ledger.receipts,
     verifyNow() {

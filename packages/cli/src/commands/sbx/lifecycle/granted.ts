@@ -23,10 +23,13 @@ import type { RunStore } from "../../../runstore.ts";
 import type { GrantLedger, GrantRun } from "../grant.ts";
 import type { Governance } from "./supervisor.ts";
 
-/** storeChain stores the chain's envelopes and returns the unit label that names them. */
+/**
+ * storeChain stores the chain's envelopes (or a grant set: the list of its chains, as a set file
+ * holds them) and returns the unit label that names them.
+ */
 export async function storeChain(
   store: RunStore,
-  envs: readonly Envelope[],
+  envs: readonly Envelope[] | readonly (readonly Envelope[])[],
 ): Promise<Record<string, string>> {
   return { [GRANT_CHAIN_LABEL]: await store.putObject(canonicalBytes(envs)) };
 }
@@ -38,32 +41,56 @@ export function idleCites(seg: ResumedSegment): { attestation: Digest; energy: D
   return { attestation: addressOf(seg), energy: addressOf(figure) };
 }
 
-function citedOn(receipts: readonly Envelope[]): Set<string> {
-  const out = new Set<string>();
+// What the receipts on the ledger paid for each attestation they cite (µJ). Under a grant set one
+// interval is paid by several receipts, one per chain that took a share, all citing it.
+function paidOn(receipts: readonly Envelope[]): Map<string, bigint> {
+  const out = new Map<string, bigint>();
   for (const r of receipts) {
-    const p = parseCanonical(Buffer.from(r.payload, "base64")) as { cites?: { attestation?: string } };
-    if (p.cites?.attestation !== undefined) out.add(p.cites.attestation);
+    const p = parseCanonical(Buffer.from(r.payload, "base64")) as {
+      uj?: string;
+      cites?: { attestation?: string };
+    };
+    const a = p.cites?.attestation;
+    if (a !== undefined) out.set(a, (out.get(a) ?? 0n) + BigInt(p.uj ?? "0"));
   }
   return out;
 }
 
-/** The spends the record owes the ledger: its segments that no receipt cites yet, in record order. */
-async function owed(store: RunStore, id: Digest, cited: Set<string>): Promise<SpendRequest[]> {
+/**
+ * The spends the record owes the ledger, in record order: each segment no receipt cites yet, and
+ * the rest of one whose receipts paid less than its energy (a crash between the shares of a grant
+ * set's chains, or a last share the ledger refused): only that rest is owed.
+ */
+async function owed(
+  store: RunStore,
+  id: Digest,
+  paid: Map<string, bigint>,
+  shared: boolean,
+): Promise<SpendRequest[]> {
   const out: SpendRequest[] = [];
+  // Under one chain a segment is paid by one receipt, whole: any receipt citing it settles it.
+  const rest = (a: string, uj: string): bigint | null => {
+    const p = paid.get(a);
+    if (p === undefined) return BigInt(uj);
+    return shared && p < BigInt(uj) ? BigInt(uj) - p : null;
+  };
   for (const seg of (await readRun(store, id)).segments)
-    if (seg.kind === "executed" && !cited.has(seg.attestation)) {
+    if (seg.kind === "executed" && (shared || !paid.has(seg.attestation))) {
       const env = await store.getSigned(seg.attestation);
       if (env === null) throw new SandboxAttestError("ObjectMissing", `attestation ${seg.attestation}`);
       const p = verifyAttestation(env).predicate;
+      const uj = rest(seg.attestation, p.energy.total_uj);
+      if (uj === null) continue;
       const wall_ms = p.interval.end_ms - p.interval.start_ms;
       out.push({
-        uj: p.energy.total_uj,
+        uj: uj.toString(),
         wall_ms,
         cites: { attestation: seg.attestation, energy: p.energy.receipt },
       });
     } else if (seg.kind === "resumed" && BigInt(seg.idle_uj) > 0n) {
       const cites = idleCites(seg);
-      if (!cited.has(cites.attestation)) out.push({ uj: seg.idle_uj, calls: 0, wall_ms: 0, cites });
+      const uj = rest(cites.attestation, seg.idle_uj);
+      if (uj !== null) out.push({ uj: uj.toString(), calls: 0, wall_ms: 0, cites });
     }
   return out;
 }
@@ -82,7 +109,7 @@ export interface Reconciled {
 export async function reconcile(store: RunStore, id: Digest, ledger: GrantLedger): Promise<Reconciled> {
   const refused: string[] = [];
   let debited = 0;
-  for (const req of await owed(store, id, citedOn(ledger.receipts())))
+  for (const req of await owed(store, id, paidOn(ledger.receipts()), ledger.set.length > 1))
     try {
       ledger.spend(req);
       debited++;

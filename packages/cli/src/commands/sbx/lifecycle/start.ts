@@ -70,14 +70,14 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   const grant = prepareGrantRun(d.values, hostKey, true, imageSandbox);
   if (grant && d.values.grants !== undefined)
     throw new UsageError("--grant computes grants_id: drop --grants");
-  if (grant && grant.chains.length > 1)
-    throw new UsageError("a durable run takes one grant chain, not a grant set");
   const grantsId = grant?.grantsId ?? d.grantsId;
   const nonce = randomBytes(16).toString("hex");
   const labels = {
     nonce,
     ...(await storePolicy(store, d.gate ?? null)),
-    ...(grant ? await storeChain(store, grant.ledger.envs) : {}),
+    ...(grant
+      ? await storeChain(store, grant.ledger.set.length > 1 ? grant.ledger.set : grant.ledger.envs)
+      : {}),
   };
   const unit = makeUnit({ argv: [...d.argv], manifest: d.manifest, level: "S5", labels });
   const uid = unitId(unit);
