@@ -19,7 +19,6 @@
 // a detached `/bin/sh` that waits for the launcher and holds nothing else. Killing the keeper kills
 // the sandbox (bwrap's --die-with-parent), so no parked sandbox is left without one.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   chownSync,
@@ -43,30 +42,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
-import { bwrapArgs, launcherArgv, LAUNCH_PATH } from "../sandbox/bwrap.ts";
+import { LAUNCH_PATH } from "../sandbox/bwrap.ts";
+import { cgroupProcs, killRunCgroup, limitHits, removeRunCgroup, type RunCgroup } from "../sandbox/cgroup.ts";
 import {
-  cgroupProcs,
-  createRunCgroup,
-  DEFAULT_LIMITS,
-  killRunCgroup,
-  limitHits,
-  removeRunCgroup,
-  type Limits,
-  type RunCgroup,
-} from "../sandbox/cgroup.ts";
+  launchArgv,
+  makeRunCgroup,
+  providedFacts,
+  resolveSpec,
+  runCgroupName,
+  systemContents,
+  type SandboxSpec,
+} from "../sandbox/plan.ts";
 import {
-  DEFAULT_HOST_UID,
-  DEFAULT_TMP_BYTES,
-  DEFAULT_WORKSPACE_BYTES,
   reachable,
-  SANDBOX_PATH,
   sandboxUnavailableReason,
   type Provided,
   type Sandbox,
   type SandboxExit,
 } from "../sandbox/sandbox.ts";
-import { seccompProgram } from "../sandbox/seccomp.ts";
-import { etcFiles, sandboxUser, type SandboxUser } from "../sandbox/system.ts";
+import type { SandboxUser } from "../sandbox/system.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
 import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
@@ -101,15 +95,8 @@ export function quoteArgv(argv: readonly string[]): string {
     .join(" ");
 }
 
-/** How a parked sandbox is built (the manifest's part of SandboxOptions). */
-export interface ParkOptions {
-  readonly workspaceFolder?: string;
-  readonly user?: string;
-  readonly env?: Readonly<Record<string, string>>;
-  readonly limits?: Partial<Limits>;
-  readonly tmpBytes?: number;
-  readonly workspaceBytes?: number;
-  readonly hostUid?: number;
+/** How a parked sandbox is built: the manifest's part of a run's sandbox (../sandbox/plan.ts). */
+export interface ParkOptions extends SandboxSpec {
   /** How long the sandbox may take to say "up" (default 10 s). */
   readonly readyMs?: number;
 }
@@ -161,10 +148,10 @@ export function systemFiles(user: SandboxUser): { dir: string; etc: string; secc
   const dir = mkdtempSync(join(tmpdir(), "sbx-pool-system-"));
   const etc = join(dir, "etc");
   mkdirSync(etc, { mode: 0o755 });
-  for (const [name, body] of Object.entries(etcFiles(user, "sandbox")))
-    writeFileSync(join(etc, name), body, { mode: 0o644 });
+  const files = systemContents(user);
+  for (const [name, body] of Object.entries(files.etc)) writeFileSync(join(etc, name), body, { mode: 0o644 });
   const seccomp = join(dir, "seccomp.bpf");
-  writeFileSync(seccomp, seccompProgram(), { mode: 0o644 });
+  writeFileSync(seccomp, files.seccomp, { mode: 0o644 });
   chmodSync(dir, 0o755);
   chmodSync(etc, 0o755);
   return { dir, etc, seccomp };
@@ -215,15 +202,10 @@ export async function parkSandbox(
   const why = sandboxUnavailableReason();
   if (why !== null) throw new HostError("SandboxUnavailable", why);
   const p = parkedPaths(itemDir);
-  const hostUid = o.hostUid ?? DEFAULT_HOST_UID;
-  const user = sandboxUser(o.user);
-  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
-  const tmpBytes = o.tmpBytes ?? DEFAULT_TMP_BYTES;
-  const folder = o.workspaceFolder ?? "/work";
-  if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
-    throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
+  const r = resolveSpec(o);
+  const hostUid = r.hostUid;
   mkdirSync(p.workspace, { recursive: true });
-  const sys = systemFiles(user);
+  const sys = systemFiles(r.user);
   const c = ctlPaths(sys.dir);
   mkdirSync(c.ctl, { mode: 0o750 });
   chownSync(c.ctl, 0, hostUid);
@@ -233,31 +215,18 @@ export async function parkSandbox(
   handWorkspace(p.workspace, hostUid);
   const mountpoint = reachable(p.workspace, hostUid) ? null : mkdtempSync(join(tmpdir(), "sbx-pool-mnt-"));
   if (mountpoint !== null) chmodSync(mountpoint, 0o755);
-  const cg = createRunCgroup(`sbx-run-${String(process.pid)}-${randomBytes(6).toString("hex")}`, limits);
-  const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
-  const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
-  const bind = { inside: CLAIM_DIR, writable: false };
-  const bw = bwrapArgs({
-    user,
-    workspaceFolder: folder,
-    hostname: "sandbox",
-    tmpBytes,
-    env,
+  const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(runCgroupName(), r.limits);
+  // The sandbox `sbx run` builds for the same manifest (sandbox.ts startSandbox), with the waiter as
+  // its command and the hand-off folder bound read-only at CLAIM_DIR.
+  const argv = launchArgv(r, {
     argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
-    binds: [bind],
+    binds: [{ host: c.ctl, inside: CLAIM_DIR, writable: false }],
+    cgroups: cg.dirs,
+    seccompFile: sys.seccomp,
+    workspace: p.workspace,
+    etc: sys.etc,
+    mountpoint,
   });
-  const argv = launcherArgv(
-    {
-      cgroups: cg.dirs,
-      seccompFile: sys.seccomp,
-      workspace: p.workspace,
-      etc: sys.etc,
-      mountpoint,
-      hostUid,
-      binds: [c.ctl],
-    },
-    bw,
-  );
   if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
   const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
   const files = [p.out, p.err, p.status].map((f) =>
@@ -314,18 +283,7 @@ export async function parkSandbox(
       unit_pid: unitPid,
       mountpoint,
       system: sys.dir,
-      provided: {
-        isolated: true,
-        network: "none",
-        limits,
-        hostUid,
-        user,
-        tmpBytes,
-        workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
-        workspaceFolder: folder,
-        binds: [],
-        workspaceReadOnly: false,
-      },
+      provided: providedFacts(r),
       parked_ms: Date.now(),
       cpu_us: readCgroupCpuUs(meterCgroup).toString(),
     };
