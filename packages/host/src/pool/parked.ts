@@ -27,18 +27,14 @@ import {
   existsSync,
   fstatSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readFileSync,
   readdirSync,
   readSync,
-  rmdirSync,
-  rmSync,
   statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
@@ -65,6 +61,16 @@ import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
 import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
 import { startTicks } from "../durable/lock.ts";
+import { faultPoint } from "../store/fault.ts";
+import { writeFileDurably } from "../store/durable.ts";
+import {
+  beginStarting,
+  clearStarting,
+  freshHostDir,
+  killSandboxNow,
+  removeHostFiles,
+  writeStarting,
+} from "./starting.ts";
 
 /** Where the control folder appears inside the sandbox. */
 export const CLAIM_DIR = "/.sbx-claim";
@@ -83,6 +89,13 @@ const WAITER = [
   '[ -n "$req" ] || exit 125',
   'eval "exec $req"',
 ].join("\n");
+
+/**
+ * The keeper (a detached /bin/sh outside the sandbox): waits for the line "go" on its stdin, which
+ * the host writes once the keeper is recorded (starting.ts), then starts the launcher and waits for
+ * it. At end of file (its creator died before recording it) it exits and starts nothing.
+ */
+const KEEPER = 'IFS= read -r go && [ "$go" = go ] || exit 125\n"$@" </dev/null & wait $!';
 
 /** quoteArgv writes argv as one line the waiter evaluates back into exactly that argv. */
 export function quoteArgv(argv: readonly string[]): string {
@@ -143,9 +156,13 @@ export function parkedPaths(itemDir: string) {
  * folder under the host's temporary folder (mode 0755: bwrap, already the sandbox's uid, must reach
  * /etc): a parked sandbox outlives the process that built it, so these cannot be the per-process
  * copies `sbx run` shares (removed when that process exits). destroyParked removes the folder.
+ * `dir` (default a fresh name) must not exist yet.
  */
-export function systemFiles(user: SandboxUser): { dir: string; etc: string; seccomp: string } {
-  const dir = mkdtempSync(join(tmpdir(), "sbx-pool-system-"));
+export function systemFiles(
+  user: SandboxUser,
+  dir = freshHostDir("system"),
+): { dir: string; etc: string; seccomp: string } {
+  mkdirSync(dir, { mode: 0o700 });
   const etc = join(dir, "etc");
   mkdirSync(etc, { mode: 0o755 });
   const files = systemContents(user);
@@ -205,37 +222,52 @@ export async function parkSandbox(
   const r = resolveSpec(o);
   const hostUid = r.hostUid;
   mkdirSync(p.workspace, { recursive: true });
-  const sys = systemFiles(r.user);
-  const c = ctlPaths(sys.dir);
-  mkdirSync(c.ctl, { mode: 0o750 });
-  chownSync(c.ctl, 0, hostUid);
-  chmodSync(c.ctl, 0o750);
-  mkfifo(c.go, 0o660, hostUid);
-  mkfifo(c.ready, 0o620, hostUid);
   handWorkspace(p.workspace, hostUid);
-  const mountpoint = reachable(p.workspace, hostUid) ? null : mkdtempSync(join(tmpdir(), "sbx-pool-mnt-"));
-  if (mountpoint !== null) chmodSync(mountpoint, 0o755);
-  const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(runCgroupName(), r.limits);
-  // The sandbox `sbx run` builds for the same manifest (sandbox.ts startSandbox), with the waiter as
-  // its command and the hand-off folder bound read-only at CLAIM_DIR.
-  const argv = launchArgv(r, {
-    argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
-    binds: [{ host: c.ctl, inside: CLAIM_DIR, writable: false }],
-    cgroups: cg.dirs,
-    seccompFile: sys.seccomp,
-    workspace: p.workspace,
-    etc: sys.etc,
-    mountpoint,
-  });
-  if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
-  const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
-  const files = [p.out, p.err, p.status].map((f) =>
-    openSync(f, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600),
-  );
+  // Each part is named in the item's starting.json before it is made (starting.ts), so a SIGKILL at
+  // any step leaves nothing a later `sbx pool create`, `list` or `destroy` cannot find and remove.
+  const mnt = reachable(p.workspace, hostUid) ? null : freshHostDir("mnt");
+  const system = freshHostDir("system");
+  let rec = beginStarting(itemDir, system, mnt);
   let keeper: ChildProcess | null = null;
+  let cg: RunCgroup | null = null;
+  const fds: number[] = [];
   try {
-    keeper = spawn("/bin/sh", ["-c", '"$@" & wait $!', "sbx-pool-keeper", ...argv], {
-      stdio: ["ignore", files[0], files[1], "ignore", "ignore", "ignore", files[2]],
+    const sys = systemFiles(r.user, system);
+    const c = ctlPaths(sys.dir);
+    mkdirSync(c.ctl, { mode: 0o750 });
+    chownSync(c.ctl, 0, hostUid);
+    chmodSync(c.ctl, 0o750);
+    mkfifo(c.go, 0o660, hostUid);
+    mkfifo(c.ready, 0o620, hostUid);
+    if (mnt !== null) {
+      mkdirSync(mnt, { mode: 0o755 });
+      chmodSync(mnt, 0o755);
+    }
+    faultPoint("pool-park:files-made");
+    const made = makeRunCgroup(runCgroupName(), r.limits);
+    cg = made.cgroup;
+    faultPoint("pool-park:cgroup-made");
+    rec = writeStarting(itemDir, { ...rec, cgroup: cg });
+    // The sandbox `sbx run` builds for the same manifest (sandbox.ts startSandbox), with the waiter as
+    // its command and the hand-off folder bound read-only at CLAIM_DIR.
+    const argv = launchArgv(r, {
+      argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
+      binds: [{ host: c.ctl, inside: CLAIM_DIR, writable: false }],
+      cgroups: cg.dirs,
+      seccompFile: sys.seccomp,
+      workspace: p.workspace,
+      etc: sys.etc,
+      mountpoint: mnt,
+    });
+    if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
+    const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
+    fds.push(ready);
+    const files = [p.out, p.err, p.status].map((f) =>
+      openSync(f, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600),
+    );
+    fds.push(...files);
+    keeper = spawn("/bin/sh", ["-c", KEEPER, "sbx-pool-keeper", ...argv], {
+      stdio: ["pipe", files[0], files[1], "ignore", "ignore", "ignore", files[2]],
       env: {},
       detached: true,
     });
@@ -243,6 +275,11 @@ export async function parkSandbox(
     if (kpid === undefined) throw new HostError("SandboxFailed", "the keeper did not start");
     keeper.unref();
     const kstart = startTicks(kpid) ?? "";
+    faultPoint("pool-park:keeper-started");
+    rec = writeStarting(itemDir, { ...rec, keeper: { pid: kpid, start: kstart } });
+    // Recorded: only now may the keeper start the launcher.
+    keeper.stdin?.end("go\n");
+    faultPoint("pool-park:launched");
     // Up: the waiter wrote "up" (every mount is final); never parked before that.
     const deadline = Date.now() + (o.readyMs ?? 10_000);
     let said = "";
@@ -276,28 +313,28 @@ export async function parkSandbox(
     const t = freezeTarget(cg.v2, cg.dirs);
     await freezeProcesses(t, cg.dirs);
     if (!isFrozen(t)) throw new HostError("FreezeFailed", "the kernel does not report the sandbox frozen");
+    faultPoint("pool-park:frozen");
     const info: ParkedInfo = {
       cgroup: cg,
-      meter_cgroup: meterCgroup,
+      meter_cgroup: made.meter,
       keeper: { pid: kpid, start: kstart },
       unit_pid: unitPid,
-      mountpoint,
+      mountpoint: mnt,
       system: sys.dir,
       provided: providedFacts(r),
       parked_ms: Date.now(),
-      cpu_us: readCgroupCpuUs(meterCgroup).toString(),
+      cpu_us: readCgroupCpuUs(made.meter).toString(),
     };
-    writeFileSync(p.info, JSON.stringify(info) + "\n", { mode: 0o600 });
+    writeFileDurably(p.info, JSON.stringify(info) + "\n", 0o600);
     return info;
   } catch (e) {
     if (keeper?.pid !== undefined) killQuiet(keeper.pid);
-    await removeRunCgroup(cg).catch(() => undefined);
-    if (mountpoint !== null) rmSync(mountpoint, { recursive: true, force: true });
-    rmSync(sys.dir, { recursive: true, force: true });
+    if (cg !== null) await removeRunCgroup(cg).catch(() => undefined);
+    removeHostFiles(rec);
+    clearStarting(itemDir);
     throw e;
   } finally {
-    closeSync(ready);
-    for (const fd of files) closeSync(fd);
+    for (const fd of fds) closeSync(fd);
   }
 }
 
@@ -375,19 +412,6 @@ export async function destroyParked(itemDir: string): Promise<void> {
   removeHostFiles(info);
 }
 
-function removeHostFiles(info: ParkedInfo): void {
-  if (info.mountpoint !== null) rmSync(info.mountpoint, { recursive: true, force: true });
-  if (/\/sbx-pool-system-[^/]+$/.test(info.system)) rmSync(info.system, { recursive: true, force: true });
-}
-
-function writeQuiet(path: string, value: string): void {
-  try {
-    writeFileSync(path, value);
-  } catch {
-    // gone
-  }
-}
-
 /**
  * killParkedNow ends an item's sandbox without waiting (an eviction, which is synchronous): the
  * cgroup thawed, the keeper and every process in the cgroup sent SIGKILL, the host's files of the
@@ -395,27 +419,7 @@ function writeQuiet(path: string, value: string): void {
  */
 export function killParkedNow(itemDir: string): void {
   const info = readParked(itemDir);
-  if (info === null) return;
-  const t = freezeTarget(info.cgroup.v2, info.cgroup.dirs);
-  writeQuiet(
-    join(t.dir, t.kind === "v2" ? "cgroup.freeze" : "freezer.state"),
-    t.kind === "v2" ? "0" : "THAWED",
-  );
-  if (startTicks(info.keeper.pid) === info.keeper.start) killQuiet(info.keeper.pid);
-  if (info.cgroup.v2 !== null) writeQuiet(join(info.cgroup.v2, "cgroup.kill"), "1");
-  for (let i = 0; i < 200; i++) {
-    const left = info.cgroup.dirs.flatMap(cgroupProcs);
-    if (left.length === 0) break;
-    for (const pid of left) killQuiet(pid);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-  }
-  for (const d of [...info.cgroup.dirs].reverse())
-    try {
-      rmdirSync(d);
-    } catch {
-      // still emptying: sweepStale removes it later
-    }
-  removeHostFiles(info);
+  if (info !== null) killSandboxNow(info);
 }
 
 /** A Readable that follows a file the sandbox writes, from its start, until `end()`. */

@@ -34,6 +34,11 @@ import {
   type ParkOptions,
 } from "./parked.ts";
 import { readdirSync, rmSync } from "node:fs";
+import { clearStarting, openItem, reapUnfinished } from "./starting.ts";
+import { faultPoint } from "../store/fault.ts";
+
+/** reap ends the items a killed `sbx pool create` left unfinished (starting.ts), outside the ledger. */
+const reap = (dir: string, s: LedgerState) => reapUnfinished(dir, (item) => s.account.items.has(item));
 
 /** Where a parked sandbox's figures come from (§15.3): its cgroup's counters, read by the host. */
 const PARKED_SOURCES = {
@@ -79,13 +84,25 @@ function append(dir: string, s: LedgerState, bodies: readonly EntryBody[], key: 
  */
 export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<LedgerState> {
   const p = poolPaths(dir);
-  if (existsSync(p.descriptor)) throw new HostError("PoolExists", `${dir} already holds a pool`);
+  if (existsSync(p.descriptor)) {
+    tryReap(dir);
+    throw new HostError("PoolExists", `${dir} already holds a pool`);
+  }
   ensureDir(p.items);
   const now = o.now ?? Date.now;
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
   writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
   return s;
+}
+
+/** tryReap reaps what it can of a pool whose ledger may not open (a refusal then is the caller's). */
+function tryReap(dir: string): void {
+  try {
+    reap(dir, openPoolDir(dir));
+  } catch {
+    // the refusal that follows stands; list or destroy names what is wrong with the ledger
+  }
 }
 
 /** provisionItems adds `n` items to an open pool (§15.3). */
@@ -97,10 +114,11 @@ export async function provisionItems(
 ): Promise<string[]> {
   const p = poolPaths(dir);
   const ids: string[] = [];
+  reap(dir, s);
   for (let i = 0; i < n; i++) {
     const item = `item-${String(s.account.items.size).padStart(4, "0")}`;
     const before = process.cpuUsage();
-    ensureDir(p.workspace(item));
+    openItem(p.item(item)); // its folder appears holding its starting record (starting.ts)
     writeFileDurably(
       `${p.item(item)}/item.json`,
       JSON.stringify({ pool: s.pool_id, item, manifest: s.descriptor.manifest }) + "\n",
@@ -126,6 +144,8 @@ export async function provisionItems(
         o.key,
       ),
     );
+    faultPoint("pool:provisioned"); // crash tests: in the ledger, its starting record not yet cleared
+    clearStarting(p.item(item));
     ids.push(item);
   }
   return ids;
@@ -306,6 +326,7 @@ export function listPool(
   now: () => number = Date.now,
 ): { state: LedgerState; items: ItemView[] } {
   const s = openPoolDir(dir);
+  reap(dir, s);
   const t = Math.max(now(), s.account.last_ms);
   const items = [...s.account.items.values()].map((it) => {
     const accounted = it.provision + it.residency;
@@ -339,6 +360,7 @@ export async function destroyPoolDir(
 ): Promise<LedgerState> {
   const open = openPoolDir(dir);
   const s = open.account.closed ? open : closePoolDir(dir, key, now);
+  reap(dir, s);
   const items = poolPaths(dir).items;
   const names = existsSync(items) ? readdirSync(items) : [];
   for (const name of names) await destroyParked(poolPaths(dir).item(name));
