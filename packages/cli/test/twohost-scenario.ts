@@ -97,8 +97,8 @@ export async function runScenario(t: TwoHosts, say: (l: string) => void): Promis
   const racers = [t.a, t.b].map((h) =>
     workerOn(
       h,
-      join(import.meta.dirname, "twohost-resume-worker.ts"),
-      [h.url, parkedId, parked.head, go, "500", atMs],
+      join(import.meta.dirname, "..", "..", "host", "test", "pg", "resume-worker.ts"),
+      [h.url, parkedId, parked.head, go, "500", "twohost-race", atMs],
       { SBX_RACE_SNAPSHOT: JSON.stringify(snap) },
     ),
   );
