@@ -5,7 +5,6 @@
 // `sbx pool list`, `destroy` or `create`, and the pool that is left verifies. Before the starting
 // record, a pool create killed after starting its keeper left a live sandbox that nothing named.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +12,7 @@ import { after, test } from "node:test";
 import { verifyLedger } from "@sbx/sandbox-attest/warmpool";
 import { openPoolDir, readParked } from "@sbx/host/pool";
 import { hostHierarchies } from "@sbx/host/sandbox";
-import { SBX, type Ran } from "../lifecycle-helpers.ts";
+import { sbx } from "../lifecycle-helpers.ts";
 
 const store = mkdtempSync(join(tmpdir(), "sbx-pool-crash-"));
 after(async () => {
@@ -24,18 +23,6 @@ after(async () => {
 });
 const MANIFEST = "blake3:" + "cd".repeat(32);
 const poolDir = (name: string) => join(store, "pools", name);
-
-/** sbx runs the real binary and also says which process it was (its cgroups carry that pid). */
-function sbx(args: readonly string[], env: Record<string, string> = {}): Promise<Ran & { pid: number }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [SBX, ...args], { env: { ...process.env, ...env } });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (b: Buffer) => (out += b.toString()));
-    p.stderr.on("data", (b: Buffer) => (err += b.toString()));
-    p.on("close", (code) => resolve({ code, out, err, pid: p.pid ?? 0 }));
-  });
-}
 
 const create = (name: string, env: Record<string, string> = {}) =>
   sbx(["pool", "create", "--store", store, "--pool", name, "--manifest", MANIFEST, "-n", "1"], env);
