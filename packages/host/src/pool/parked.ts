@@ -45,7 +45,6 @@ import {
   makeRunCgroup,
   providedFacts,
   resolveSpec,
-  runCgroupName,
   systemContents,
   type SandboxSpec,
 } from "../sandbox/plan.ts";
@@ -244,7 +243,7 @@ export async function parkSandbox(
       chmodSync(mnt, 0o755);
     }
     faultPoint("pool-park:files-made");
-    const made = makeRunCgroup(runCgroupName(), r.limits);
+    const made = makeRunCgroup(r.limits);
     cg = made.cgroup;
     faultPoint("pool-park:cgroup-made");
     rec = writeStarting(itemDir, { ...rec, cgroup: cg });

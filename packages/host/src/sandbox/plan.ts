@@ -99,14 +99,14 @@ export function runCgroupName(): string {
 }
 
 /**
- * makeRunCgroup (§5.3) creates the run's cgroup named `name` with `limits` and names the directory
- * the meter reads (cgroup2, else v1 cpuacct). Refuses as createRunCgroup does.
+ * makeRunCgroup (§5.3) creates a fresh run cgroup (runCgroupName) with `limits` and names the
+ * directory the meter reads (cgroup2, else v1 cpuacct). Refuses as createRunCgroup does.
  */
 export function makeRunCgroup(
-  name: string,
   limits: Limits,
   hierarchies?: Hierarchies,
 ): { cgroup: RunCgroup; meter: string } {
+  const name = runCgroupName();
   const cg = createRunCgroup(name, limits, hierarchies);
   const meter = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
   return { cgroup: cg, meter };

@@ -21,7 +21,6 @@ import {
   makeRunCgroup,
   providedFacts,
   resolveSpec,
-  runCgroupName,
   systemContents,
   type Provided,
   type SandboxSpec,
@@ -216,7 +215,7 @@ export function startSandbox(
   const sys = systemContents(r.user);
   const etc = o.image?.etc(r.user, "sandbox") ?? sharedSystemDir(sys.etc);
   const seccompFile = join(sharedSystemDir({ "seccomp.bpf": sys.seccomp }), "seccomp.bpf");
-  const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(runCgroupName(), r.limits, o.hierarchies);
+  const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(r.limits, o.hierarchies);
   let child: ChildProcess;
   try {
     handWorkspace(o.workspace, hostUid);
