@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { payloadOf, type Digest, type Envelope } from "@sbx/wire";
 import { runCli } from "../src/main.ts";
-import { fileIs, kinds, runIdOf, sbx, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+import { sbx, startAgentRun, workspaceWithAgent } from "./lifecycle-helpers.ts";
 
 export async function jcp(argv: string[]) {
   const out: string[] = [];
@@ -45,26 +45,11 @@ export async function granted(uj: string): Promise<Granted> {
 export async function startAgent(g: Granted, env: Record<string, string> = {}, grant = g.p("alice.chain")) {
   const store = g.p("store");
   const ws = workspaceWithAgent(g.p("ws"));
-  const r = await sbx(
-    [
-      ...["run", "--detach", "--store", store, "--workspace", ws, "--grant", grant],
-      ...g.flags,
-      ...["--", "/work/agent.sh"],
-    ],
-    env,
-  );
-  assert.equal(r.code, 0, r.err);
-  const id = runIdOf(r.out);
-  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  const id = await startAgentRun({ store, ws, args: ["--grant", grant, ...g.flags], env });
   return { store, ws, id };
 }
 
-export async function waitKinds(store: string, id: Digest, n: number): Promise<void> {
-  for (let i = 0; (await kinds(store, id)).length < n; i++) {
-    if (i > 4000) throw new Error(`the record never reached ${String(n)} segments`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { waitKinds } from "./lifecycle-helpers.ts";
 
 export interface Spend {
   uj: string;

@@ -18,7 +18,7 @@ import {
   writeLayout,
   type BuiltImage,
 } from "../../host/test/image/fixture.ts";
-import { fileIs, kinds, runIdOf, sbx, waitFor } from "./lifecycle-helpers.ts";
+import { fileIs, FINISH_AGENT, kinds, runIdOf, sbx, waitFor } from "./lifecycle-helpers.ts";
 
 let dir = "";
 let images = "";
@@ -141,18 +141,7 @@ test("durable --manifest FILE: the run is on the image; resume without the image
   assert.match(poor.err, /EnvironmentMismatch/);
   assert.deepEqual(await kinds(store, id), ["executed", "suspended"], "nothing appended by a refusal");
 
-  const ok = await sbx([
-    "resume",
-    id,
-    "--store",
-    store,
-    "--images",
-    images,
-    "--",
-    "/bin/sh",
-    "-c",
-    "touch go; exec ./agent.sh",
-  ]);
+  const ok = await sbx(["resume", id, "--store", store, "--images", images, ...FINISH_AGENT]);
   assert.equal(ok.code, 0, ok.err);
   assert.deepEqual(ok.out.trim().split("\n").slice(-2), [ON_IMAGE(3), ON_IMAGE(4)]);
   assert.deepEqual(await kinds(store, id), ["executed", "suspended", "resumed", "executed"]);
@@ -179,18 +168,7 @@ test("durable run on an image, exported and imported into another store: resumed
     (await sbx(["image", "import", layout, "--name", "other.example/bb:2", "--images", theirs])).code,
     0,
   );
-  const ok = await sbx([
-    "resume",
-    id,
-    "--store",
-    other,
-    "--images",
-    theirs,
-    "--",
-    "/bin/sh",
-    "-c",
-    "touch go; exec ./agent.sh",
-  ]);
+  const ok = await sbx(["resume", id, "--store", other, "--images", theirs, ...FINISH_AGENT]);
   assert.equal(ok.code, 0, ok.err);
   assert.deepEqual(ok.out.trim().split("\n").slice(-2), [ON_IMAGE(3), ON_IMAGE(4)]);
   assert.deepEqual(await kinds(other, id), ["executed", "suspended", "resumed", "executed"]);

@@ -6,12 +6,11 @@
 // all passed the checks, and the last writer's file won (debits lost, caps passed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { runCli } from "../src/main.ts";
+import { lineWorker, tsxArgv } from "../../host/test/support/worker.ts";
 
 async function jcp(argv: string[]) {
   const out: string[] = [];
@@ -26,36 +25,8 @@ interface Outcome {
 }
 
 function worker(go: string, outDir: string, events: string[], args: string[]) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      join(import.meta.dirname, "mint-race-worker.ts"),
-      go,
-      outDir,
-      ...events,
-      "--",
-      ...args,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  const outcomes: Outcome[] = [];
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (onReady = r));
-  lines.on("line", (l) => {
-    if (l === "ready") onReady();
-    else outcomes.push(JSON.parse(l) as Outcome);
-  });
-  const done = new Promise<Outcome[]>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(outcomes);
-      else reject(new Error(`mint worker exited ${code}`));
-    });
-  });
-  return { ready, done };
+  const script = join(import.meta.dirname, "mint-race-worker.ts");
+  return lineWorker<Outcome>(tsxArgv(script, [go, outDir, ...events, "--", ...args]), "mint worker");
 }
 
 const WORKERS = 8;

@@ -1,12 +1,14 @@
 // Helpers of the durable-run CLI tests: the real `sbx` binary (packages/cli/bin/sbx.mjs, compiled by
 // scripts/test.mjs before the tests), an agent-like program that works in steps keeping its state in
 // its workspace, and handshakes by polling files and the record (no timing assertions).
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { FileStore } from "@sbx/host/store";
+import { lockHolder } from "@sbx/host/durable";
 
 export const SBX = join(import.meta.dirname, "..", "bin", "sbx.mjs");
 
@@ -17,15 +19,18 @@ export interface Ran {
   readonly err: string;
 }
 
-/** sbx runs the real binary with `args` and resolves when it ends. */
-export function sbx(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
+/** sbx runs the real binary with `args` and resolves when it ends, with the pid it had. */
+export function sbx(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Ran & { readonly pid: number }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [SBX, ...args], { env: { ...process.env, ...env } });
     let out = "";
     let err = "";
     p.stdout.on("data", (b: Buffer) => (out += b.toString()));
     p.stderr.on("data", (b: Buffer) => (err += b.toString()));
-    p.on("close", (code) => resolve({ code, out, err }));
+    p.on("close", (code) => resolve({ code, out, err, pid: p.pid ?? 0 }));
   });
 }
 
@@ -79,4 +84,55 @@ export function runIdOf(out: string): Digest {
   const m = /^run (blake3:[0-9a-f]{64})$/m.exec(out);
   if (!m?.[1]) throw new Error(`no run id in ${JSON.stringify(out)}`);
   return m[1] as Digest;
+}
+
+/** What lets a parked agent finish, after `sbx resume RUN …`: the go file, then the agent again. */
+export const FINISH_AGENT = ["--", "/bin/sh", "-c", "touch go; exec ./agent.sh"] as const;
+
+/** How startAgentRun starts the agent. */
+export interface AgentRun {
+  /** The run store (`--store`); without it, the store of `env` (SBX_STORE) or the default. */
+  readonly store?: string;
+  /** The workspace holding agent.sh (workspaceWithAgent, or an agent of the test's own). */
+  readonly ws: string;
+  /** More `sbx run` flags, before the command (e.g. `--grant …`, `--exec-policy …`). */
+  readonly args?: readonly string[];
+  readonly env?: Record<string, string>;
+}
+
+/**
+ * startAgentRun starts /work/agent.sh as a detached durable run (`sbx run --detach [--store S]
+ * --workspace WS ARGS… -- /work/agent.sh`), asserts that it started, waits until the agent sits at
+ * step 2 (its `state` file says 2) and returns the run id.
+ */
+export async function startAgentRun(o: AgentRun): Promise<Digest> {
+  const store = o.store === undefined ? [] : ["--store", o.store];
+  const r = await sbx(
+    ["run", "--detach", ...store, "--workspace", o.ws, ...(o.args ?? []), "--", "/work/agent.sh"],
+    o.env,
+  );
+  assert.equal(r.code, 0, r.err);
+  const id = runIdOf(r.out);
+  await waitFor(() => fileIs(join(o.ws, "state")) === "2", "the agent at step 2");
+  return id;
+}
+
+/** settled waits until no live process holds a run of the file store `store` (a killed holder's lock is dead). */
+export async function settled(store: string): Promise<void> {
+  const live = join(store, "live");
+  await waitFor(
+    () =>
+      readdirSync(live)
+        .filter((n) => n.endsWith(".lock"))
+        .every((n) => lockHolder(join(live, n)) === null),
+    "no live holder",
+  );
+}
+
+/** waitKinds polls the file store `store` until the run's record holds at least `n` segments. */
+export async function waitKinds(store: string, id: Digest, n: number): Promise<void> {
+  for (let i = 0; (await kinds(store, id)).length < n; i++) {
+    if (i > 4000) throw new Error(`the record never reached ${String(n)} segments`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }

@@ -12,7 +12,7 @@ import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { hashFile } from "@sbx/host/gate";
 import { FileStore } from "@sbx/host/store";
-import { fileIs, kinds, runIdOf, sbx, waitFor } from "./lifecycle-helpers.ts";
+import { fileIs, kinds, sbx, startAgentRun, waitFor, waitKinds } from "./lifecycle-helpers.ts";
 
 /**
  * A gated agent: each of its four steps tries a denied program (/usr/bin/id) and records the exit
@@ -56,34 +56,13 @@ async function executed(storeDir: string, id: Digest): Promise<{ policy: string;
   return out;
 }
 
-async function waitKinds(store: string, id: Digest, n: number): Promise<void> {
-  for (let i = 0; (await kinds(store, id)).length < n; i++) {
-    if (i > 4000) throw new Error(`the record never reached ${String(n)} segments`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 test("sbx run --durable --exec-policy: every interval is gated, thawed or restored, here or on another store", async () => {
   const dir = mkdtempSync(join("/var/tmp", "sbx-governed-"));
   try {
     const { file, address } = await deniedPolicy(dir);
     const store = join(dir, "store");
     const ws = workspace(join(dir, "ws"));
-    const r = await sbx([
-      "run",
-      "--detach",
-      "--store",
-      store,
-      "--workspace",
-      ws,
-      "--exec-policy",
-      file,
-      "--",
-      "/work/agent.sh",
-    ]);
-    assert.equal(r.code, 0, r.err);
-    const id = runIdOf(r.out);
-    await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+    const id = await startAgentRun({ store, ws, args: ["--exec-policy", file] });
     // Frozen suspend, then thaw: the same gate holds the thawed interval.
     assert.equal((await sbx(["suspend", id, "--store", store])).code, 0);
     assert.equal((await sbx(["resume", id, "--store", store])).code, 0);

@@ -6,23 +6,9 @@
 // close, the ledger verifies and `jcp verify`'s total is `sbx verify`'s.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { lockHolder } from "@sbx/host/durable";
-import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
+import { rmSync } from "node:fs";
+import { kinds, sbx, settled, waitFor } from "./lifecycle-helpers.ts";
 import { granted, ledgerSpends, startAgent, verifyTotals } from "./granted-helpers.ts";
-
-/** No live process holds a run of `store` (the killed supervisor's lock is dead). */
-async function settled(store: string): Promise<void> {
-  const live = join(store, "live");
-  await waitFor(
-    () =>
-      readdirSync(live)
-        .filter((n) => n.endsWith(".lock"))
-        .every((n) => lockHolder(join(live, n)) === null),
-    "no live holder",
-  );
-}
 
 test("SIGKILL of the supervisor between a segment's append and its debit: the debit is made once at resume", async () => {
   const g = await granted("100J");

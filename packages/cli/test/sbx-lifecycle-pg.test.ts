@@ -12,7 +12,7 @@ import { digestBytes, parseDigest, utf8, type Digest } from "@sbx/wire";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { PgStore } from "@sbx/host/pg";
 import { sql, testDb, type TestDb } from "../../host/test/pg/pgtest.ts";
-import { fileIs, runIdOf, sbx, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+import { FINISH_AGENT, sbx, startAgentRun, workspaceWithAgent } from "./lifecycle-helpers.ts";
 
 let db: TestDb;
 before(async () => {
@@ -36,10 +36,7 @@ test("two hosts, one database: run on A, suspend --release, resume and finish on
   const hostB = { SBX_STORE: db.url, SBX_LOCAL_DIR: join(dir, "hostB") };
   try {
     const ws = workspaceWithAgent(join(dir, "ws"));
-    const r = await sbx(["run", "--detach", "--workspace", ws, "--", "/work/agent.sh"], hostA);
-    assert.equal(r.code, 0, r.err);
-    const id = runIdOf(r.out);
-    await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+    const id = await startAgentRun({ ws, env: hostA });
     const s = await sbx(["suspend", id, "--release"], hostA);
     assert.equal(s.code, 0, s.err);
     assert.match(s.out, /released true/);
@@ -59,7 +56,7 @@ test("two hosts, one database: run on A, suspend --release, resume and finish on
     await sql(db.url, "UPDATE sbx_chunks SET data = $2 WHERE address = $1", [chunk, Buffer.from("2\n")]);
 
     // Host B shares only the database: its restored workspace comes from the streamed snapshot.
-    const ok = await sbx(["resume", id, "--", "/bin/sh", "-c", "touch go; exec ./agent.sh"], hostB);
+    const ok = await sbx(["resume", id, ...FINISH_AGENT], hostB);
     assert.equal(ok.code, 0, ok.err);
     assert.match(ok.out, /did step 3\ndid step 4\ndid step 5/);
     assert.deepEqual(await kindsIn(db.url, id), ["executed", "suspended", "resumed", "executed"]);

@@ -9,7 +9,16 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from "node:path";
 import { digestBytes, utf8 } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
-import { fileIs, kinds, runIdOf, sbx, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+import {
+  fileIs,
+  FINISH_AGENT,
+  kinds,
+  runIdOf,
+  sbx,
+  startAgentRun,
+  waitFor,
+  workspaceWithAgent,
+} from "./lifecycle-helpers.ts";
 
 function scratch(): string {
   return mkdtempSync(join("/var/tmp", "sbx-lifecycle-"));
@@ -19,20 +28,7 @@ function scratch(): string {
 async function startAgent(dir: string, extra: string[] = []) {
   const store = join(dir, "store");
   const ws = workspaceWithAgent(join(dir, "ws"));
-  const r = await sbx([
-    "run",
-    "--detach",
-    "--store",
-    store,
-    "--workspace",
-    ws,
-    ...extra,
-    "--",
-    "/work/agent.sh",
-  ]);
-  assert.equal(r.code, 0, r.err);
-  const id = runIdOf(r.out);
-  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  const id = await startAgentRun({ store, ws, args: extra });
   return { store, ws, id };
 }
 
@@ -110,16 +106,7 @@ test("released: a tampered snapshot object is SnapshotMismatch, nothing appended
     assert.match(r.err, /SnapshotMismatch/);
     assert.deepEqual(await kinds(store, id), before);
     writeFileSync(obj, orig);
-    const ok = await sbx([
-      "resume",
-      id,
-      "--store",
-      store,
-      "--",
-      "/bin/sh",
-      "-c",
-      "touch go; exec ./agent.sh",
-    ]);
+    const ok = await sbx(["resume", id, "--store", store, ...FINISH_AGENT]);
     assert.equal(ok.code, 0, ok.err);
     assert.match(ok.out, /did step 3\ndid step 4\ndid step 5/);
     assert.deepEqual(await kinds(store, id), ["executed", "suspended", "resumed", "executed"]);
@@ -141,7 +128,7 @@ test("two resumes of one parked run at once: exactly one resumes, the other is r
     const { store, id } = await startAgent(dir);
     assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
     // Both start the agent past its wait; the winner supervises it (detached) to its end.
-    const cmd = ["--", "/bin/sh", "-c", "touch go; exec ./agent.sh"];
+    const cmd = [...FINISH_AGENT];
     const [a, b] = await Promise.all([
       sbx(["resume", id, "--store", store, "--detach", ...cmd]),
       sbx(["resume", id, "--store", store, "--detach", ...cmd]),

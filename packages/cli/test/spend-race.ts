@@ -2,15 +2,14 @@
 // EACH spends apiece, against one ledger. Shared by jcp-spend-race.test.ts (npm test, small) and
 // faults/spend-race.faults.ts (npm run test:faults, 1,000 spends).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { grantStore, SpendLedger } from "@sbx/jcp-grant/grant";
 import { readKey } from "../src/keyfile.ts";
 import { runCli } from "../src/main.ts";
 import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { lineWorker, tsxArgv } from "../../host/test/support/worker.ts";
 
 async function jcp(argv: string[]): Promise<void> {
   const err: string[] = [];
@@ -23,32 +22,9 @@ interface Outcome {
   retries: number;
 }
 
-function worker(
-  go: string,
-  count: number,
-  args: string[],
-): { ready: Promise<void>; done: Promise<Outcome[]> } {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(import.meta.dirname, "spend-race-worker.ts"), go, String(count), ...args],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  const outcomes: Outcome[] = [];
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (onReady = r));
-  lines.on("line", (l) => {
-    if (l === "ready") onReady();
-    else outcomes.push(JSON.parse(l) as Outcome);
-  });
-  const done = new Promise<Outcome[]>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(outcomes);
-      else reject(new Error(`spend worker exited ${code}`));
-    });
-  });
-  return { ready, done };
+function worker(go: string, count: number, args: string[]) {
+  const script = join(import.meta.dirname, "spend-race-worker.ts");
+  return lineWorker<Outcome>(tsxArgv(script, [go, String(count), ...args]), "spend worker");
 }
 
 /** What a race did: the outcomes of every spend, and what the ledger verifies to afterwards. */

@@ -11,7 +11,7 @@ import { issueGrant } from "@sbx/jcp-grant/grant";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { PgStore } from "@sbx/host/pg";
 import { replayLedger } from "../src/ledgerstore.ts";
-import { fileIs, runIdOf, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
+import { fileIs, FINISH_AGENT, runIdOf, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
 import { sbxOn, workerOn, type Host, type Ran, type TwoHosts } from "./twohost.ts";
 
 /** Spends per metering host: 16 × 10 = 160 attempts on a 120 J budget. */
@@ -71,10 +71,7 @@ export async function runScenario(t: TwoHosts, say: (l: string) => void): Promis
   // 1. A → B
   const id = await parkOn(t.a, join(t.dir, "ws-a"));
   say(`host A: run ${id} started, suspended with --release`);
-  must(
-    await sbxOn(t.b, ["resume", id, "--", "/bin/sh", "-c", "touch go; exec ./agent.sh"]),
-    "sbx resume on B",
-  );
+  must(await sbxOn(t.b, ["resume", id, ...FINISH_AGENT]), "sbx resume on B");
   say("host B: resumed from the database's snapshot, the agent finished steps 3–5");
   must(await sbxOn(t.b, ["close", id]), "sbx close on B");
   const keyA = join(t.a.local, "host-key.pub.pem");
@@ -97,8 +94,8 @@ export async function runScenario(t: TwoHosts, say: (l: string) => void): Promis
   const racers = [t.a, t.b].map((h) =>
     workerOn(
       h,
-      join(import.meta.dirname, "twohost-resume-worker.ts"),
-      [h.url, parkedId, parked.head, go, "500", atMs],
+      join(import.meta.dirname, "..", "..", "host", "test", "pg", "resume-worker.ts"),
+      [h.url, parkedId, parked.head, go, "500", "twohost-race", atMs],
       { SBX_RACE_SNAPSHOT: JSON.stringify(snap) },
     ),
   );

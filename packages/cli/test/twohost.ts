@@ -13,10 +13,10 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { restartCluster, startCluster, stopCluster, type TestCluster } from "@sbx/host/pg";
 import { sql } from "../../host/test/pg/pgtest.ts";
 import { SBX } from "./lifecycle-helpers.ts";
+import { lastTally, lineWorker, tsxArgv } from "../../host/test/support/worker.ts";
 
 /** One host: its namespace, the store URL as seen from it, its local folder. */
 export interface Host {
@@ -194,22 +194,7 @@ export function workerOn(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
 ): NsWorker {
-  const child = spawn("nsenter", nsArgv(h, [process.execPath, "--import", "tsx", script, ...args]), {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ...env },
-  });
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (onReady = r));
-  let tally: Record<string, number> = {};
-  createInterface({ input: child.stdout }).on("line", (l) => {
-    if (l === "ready") onReady();
-    else tally = JSON.parse(l) as Record<string, number>;
-  });
-  const done = new Promise<Record<string, number>>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 ? resolve(tally) : reject(new Error(`worker on ${h.name} exited ${String(code)}`)),
-    );
-  });
-  return { ready, done };
+  const argv = ["nsenter", ...nsArgv(h, tsxArgv(script, args))];
+  const w = lineWorker<Record<string, number>>(argv, `worker on ${h.name}`, { ...process.env, ...env });
+  return { ready: w.ready, done: w.done.then(lastTally) };
 }

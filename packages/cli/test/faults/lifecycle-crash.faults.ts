@@ -11,31 +11,27 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
-import { lockHolder } from "@sbx/host/durable";
-import { fileIs, kinds, runIdOf, sbx, waitFor, workspaceWithAgent } from "../lifecycle-helpers.ts";
+import {
+  fileIs,
+  FINISH_AGENT,
+  kinds,
+  runIdOf,
+  sbx,
+  settled,
+  startAgentRun,
+  waitFor,
+  workspaceWithAgent,
+} from "../lifecycle-helpers.ts";
 
 const DISK = process.env.SBX_CRASH_DIR ?? "/var/tmp";
 const FROM = Number(process.env.SBX_LIFECYCLE_CRASH_FROM ?? "1");
 // A window of steps (for a quick look); the default is every step until the operation completes.
 const WINDOW = process.env.SBX_LIFECYCLE_CRASH_TO !== undefined;
 const TO = Number(process.env.SBX_LIFECYCLE_CRASH_TO ?? "1000");
-const CONTINUE = ["--", "/bin/sh", "-c", "touch go; exec ./agent.sh"];
 
 function recordFile(store: string): string | null {
   const f = readdirSync(join(store, "records")).find((n) => n.endsWith(".runrecord"));
   return f === undefined ? null : join(store, "records", f);
-}
-
-/** No live process holds the run any more (the killed supervisor's lock is dead). */
-async function settled(store: string): Promise<void> {
-  const live = join(store, "live");
-  await waitFor(
-    () =>
-      readdirSync(live)
-        .filter((n) => n.endsWith(".lock"))
-        .every((n) => lockHolder(join(live, n)) === null),
-    "no live holder",
-  );
 }
 
 /** After a kill: the store reopens, the record verifies, and the run can be carried on and closed. */
@@ -52,7 +48,7 @@ async function carryOn(store: string, id: Digest, tag: string): Promise<void> {
     assert.equal(s.code, 0, `${tag}: suspend after the kill: ${s.err}`);
     k = await kinds(store, id);
   }
-  const r = await sbx(["resume", id, "--store", store, ...CONTINUE]);
+  const r = await sbx(["resume", id, "--store", store, ...FINISH_AGENT]);
   assert.equal(r.code, 0, `${tag}: resume after the kill: ${r.err}`);
   const c = await sbx(["close", id, "--store", store]);
   assert.equal(c.code, 0, `${tag}: close: ${c.err}`);
@@ -101,16 +97,15 @@ test("SIGKILL of sbx resume at every write step of a resumption by restore", asy
   try {
     const tpl = join(base, "store");
     const ws = workspaceWithAgent(join(base, "ws"));
-    const r = await sbx(["run", "--detach", "--store", tpl, "--workspace", ws, "--", "/work/agent.sh"]);
-    assert.equal(r.code, 0, r.err);
-    const id = runIdOf(r.out);
-    await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+    const id = await startAgentRun({ store: tpl, ws });
     assert.equal((await sbx(["suspend", id, "--release", "--store", tpl])).code, 0);
     await settled(tpl);
     for (let k = FROM; k <= TO; k++) {
       const store = join(base, `s${String(k)}`);
       cpSync(tpl, store, { recursive: true });
-      const res = await sbx(["resume", id, "--store", store, ...CONTINUE], { SBX_STORE_CRASH_AT: String(k) });
+      const res = await sbx(["resume", id, "--store", store, ...FINISH_AGENT], {
+        SBX_STORE_CRASH_AT: String(k),
+      });
       if (res.code === 0) {
         assert.equal((await kinds(store, id)).at(-1), "executed", `k=${String(k)}: acknowledged`);
         return; // the resumption ran to its end

@@ -12,7 +12,7 @@ import { FileStore } from "@sbx/host/store";
 import { readStoredJournal } from "@sbx/sandbox-attest/journal";
 import { unb64, type RunBundle } from "../../src/report/bundle.ts";
 import { checkRun } from "../../src/report/verify.ts";
-import { fileIs, runIdOf, sbx, waitFor, workspaceWithAgent } from "../lifecycle-helpers.ts";
+import { FINISH_AGENT, sbx, startAgentRun, workspaceWithAgent } from "../lifecycle-helpers.ts";
 
 const DATA_OPEN = '<script type="application/json" id="sbx-data">';
 
@@ -26,22 +26,10 @@ test("sbx run --store keeps every interval's journal; sbx report RUN shows and c
   try {
     const store = join(dir, "store");
     const ws = workspaceWithAgent(join(dir, "ws"));
-    const r = await sbx(["run", "--detach", "--store", store, "--workspace", ws, "--", "/work/agent.sh"]);
-    assert.equal(r.code, 0, r.err);
-    const id = runIdOf(r.out);
-    await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+    const id = await startAgentRun({ store, ws });
     const s = await sbx(["suspend", id, "--release", "--store", store]);
     assert.equal(s.code, 0, s.err);
-    const ok = await sbx([
-      "resume",
-      id,
-      "--store",
-      store,
-      "--",
-      "/bin/sh",
-      "-c",
-      "touch go; exec ./agent.sh",
-    ]);
+    const ok = await sbx(["resume", id, "--store", store, ...FINISH_AGENT]);
     assert.equal(ok.code, 0, ok.err);
     const c = await sbx(["close", id, "--store", store]);
     assert.equal(c.code, 0, c.err);

@@ -19,7 +19,6 @@
 // a detached `/bin/sh` that waits for the launcher and holds nothing else. Killing the keeper kills
 // the sandbox (bwrap's --die-with-parent), so no parked sandbox is left without one.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   chownSync,
@@ -28,49 +27,49 @@ import {
   existsSync,
   fstatSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readFileSync,
   readdirSync,
   readSync,
-  rmdirSync,
-  rmSync,
   statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
-import { bwrapArgs, launcherArgv, LAUNCH_PATH } from "../sandbox/bwrap.ts";
+import { LAUNCH_PATH } from "../sandbox/bwrap.ts";
+import { cgroupProcs, killRunCgroup, limitHits, removeRunCgroup, type RunCgroup } from "../sandbox/cgroup.ts";
 import {
-  cgroupProcs,
-  createRunCgroup,
-  DEFAULT_LIMITS,
-  killRunCgroup,
-  limitHits,
-  removeRunCgroup,
-  type Limits,
-  type RunCgroup,
-} from "../sandbox/cgroup.ts";
+  launchArgv,
+  makeRunCgroup,
+  providedFacts,
+  resolveSpec,
+  systemContents,
+  type SandboxSpec,
+} from "../sandbox/plan.ts";
 import {
-  DEFAULT_HOST_UID,
-  DEFAULT_TMP_BYTES,
-  DEFAULT_WORKSPACE_BYTES,
   reachable,
-  SANDBOX_PATH,
   sandboxUnavailableReason,
   type Provided,
   type Sandbox,
   type SandboxExit,
 } from "../sandbox/sandbox.ts";
-import { seccompProgram } from "../sandbox/seccomp.ts";
-import { etcFiles, sandboxUser, type SandboxUser } from "../sandbox/system.ts";
+import type { SandboxUser } from "../sandbox/system.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
 import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
 import { startTicks } from "../durable/lock.ts";
+import { faultPoint } from "../store/fault.ts";
+import { writeFileDurably } from "../store/durable.ts";
+import {
+  beginStarting,
+  clearStarting,
+  freshHostDir,
+  killSandboxNow,
+  removeHostFiles,
+  writeStarting,
+} from "./starting.ts";
 
 /** Where the control folder appears inside the sandbox. */
 export const CLAIM_DIR = "/.sbx-claim";
@@ -90,6 +89,13 @@ const WAITER = [
   'eval "exec $req"',
 ].join("\n");
 
+/**
+ * The keeper (a detached /bin/sh outside the sandbox): waits for the line "go" on its stdin, which
+ * the host writes once the keeper is recorded (starting.ts), then starts the launcher and waits for
+ * it. At end of file (its creator died before recording it) it exits and starts nothing.
+ */
+const KEEPER = 'IFS= read -r go && [ "$go" = go ] || exit 125\n"$@" </dev/null & wait $!';
+
 /** quoteArgv writes argv as one line the waiter evaluates back into exactly that argv. */
 export function quoteArgv(argv: readonly string[]): string {
   if (argv.length === 0) throw new RangeError("quoteArgv: argv is empty");
@@ -101,15 +107,8 @@ export function quoteArgv(argv: readonly string[]): string {
     .join(" ");
 }
 
-/** How a parked sandbox is built (the manifest's part of SandboxOptions). */
-export interface ParkOptions {
-  readonly workspaceFolder?: string;
-  readonly user?: string;
-  readonly env?: Readonly<Record<string, string>>;
-  readonly limits?: Partial<Limits>;
-  readonly tmpBytes?: number;
-  readonly workspaceBytes?: number;
-  readonly hostUid?: number;
+/** How a parked sandbox is built: the manifest's part of a run's sandbox (../sandbox/plan.ts). */
+export interface ParkOptions extends SandboxSpec {
   /** How long the sandbox may take to say "up" (default 10 s). */
   readonly readyMs?: number;
 }
@@ -156,15 +155,19 @@ export function parkedPaths(itemDir: string) {
  * folder under the host's temporary folder (mode 0755: bwrap, already the sandbox's uid, must reach
  * /etc): a parked sandbox outlives the process that built it, so these cannot be the per-process
  * copies `sbx run` shares (removed when that process exits). destroyParked removes the folder.
+ * `dir` (default a fresh name) must not exist yet.
  */
-export function systemFiles(user: SandboxUser): { dir: string; etc: string; seccomp: string } {
-  const dir = mkdtempSync(join(tmpdir(), "sbx-pool-system-"));
+export function systemFiles(
+  user: SandboxUser,
+  dir = freshHostDir("system"),
+): { dir: string; etc: string; seccomp: string } {
+  mkdirSync(dir, { mode: 0o700 });
   const etc = join(dir, "etc");
   mkdirSync(etc, { mode: 0o755 });
-  for (const [name, body] of Object.entries(etcFiles(user, "sandbox")))
-    writeFileSync(join(etc, name), body, { mode: 0o644 });
+  const files = systemContents(user);
+  for (const [name, body] of Object.entries(files.etc)) writeFileSync(join(etc, name), body, { mode: 0o644 });
   const seccomp = join(dir, "seccomp.bpf");
-  writeFileSync(seccomp, seccompProgram(), { mode: 0o644 });
+  writeFileSync(seccomp, files.seccomp, { mode: 0o644 });
   chmodSync(dir, 0o755);
   chmodSync(etc, 0o755);
   return { dir, etc, seccomp };
@@ -215,58 +218,55 @@ export async function parkSandbox(
   const why = sandboxUnavailableReason();
   if (why !== null) throw new HostError("SandboxUnavailable", why);
   const p = parkedPaths(itemDir);
-  const hostUid = o.hostUid ?? DEFAULT_HOST_UID;
-  const user = sandboxUser(o.user);
-  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
-  const tmpBytes = o.tmpBytes ?? DEFAULT_TMP_BYTES;
-  const folder = o.workspaceFolder ?? "/work";
-  if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
-    throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
+  const r = resolveSpec(o);
+  const hostUid = r.hostUid;
   mkdirSync(p.workspace, { recursive: true });
-  const sys = systemFiles(user);
-  const c = ctlPaths(sys.dir);
-  mkdirSync(c.ctl, { mode: 0o750 });
-  chownSync(c.ctl, 0, hostUid);
-  chmodSync(c.ctl, 0o750);
-  mkfifo(c.go, 0o660, hostUid);
-  mkfifo(c.ready, 0o620, hostUid);
   handWorkspace(p.workspace, hostUid);
-  const mountpoint = reachable(p.workspace, hostUid) ? null : mkdtempSync(join(tmpdir(), "sbx-pool-mnt-"));
-  if (mountpoint !== null) chmodSync(mountpoint, 0o755);
-  const cg = createRunCgroup(`sbx-run-${String(process.pid)}-${randomBytes(6).toString("hex")}`, limits);
-  const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
-  const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
-  const bind = { inside: CLAIM_DIR, writable: false };
-  const bw = bwrapArgs({
-    user,
-    workspaceFolder: folder,
-    hostname: "sandbox",
-    tmpBytes,
-    env,
-    argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
-    binds: [bind],
-  });
-  const argv = launcherArgv(
-    {
+  // Each part is named in the item's starting.json before it is made (starting.ts), so a SIGKILL at
+  // any step leaves nothing a later `sbx pool create`, `list` or `destroy` cannot find and remove.
+  const mnt = reachable(p.workspace, hostUid) ? null : freshHostDir("mnt");
+  const system = freshHostDir("system");
+  let rec = beginStarting(itemDir, system, mnt);
+  let keeper: ChildProcess | null = null;
+  let cg: RunCgroup | null = null;
+  const fds: number[] = [];
+  try {
+    const sys = systemFiles(r.user, system);
+    const c = ctlPaths(sys.dir);
+    mkdirSync(c.ctl, { mode: 0o750 });
+    chownSync(c.ctl, 0, hostUid);
+    chmodSync(c.ctl, 0o750);
+    mkfifo(c.go, 0o660, hostUid);
+    mkfifo(c.ready, 0o620, hostUid);
+    if (mnt !== null) {
+      mkdirSync(mnt, { mode: 0o755 });
+      chmodSync(mnt, 0o755);
+    }
+    faultPoint("pool-park:files-made");
+    const made = makeRunCgroup(r.limits);
+    cg = made.cgroup;
+    faultPoint("pool-park:cgroup-made");
+    rec = writeStarting(itemDir, { ...rec, cgroup: cg });
+    // The sandbox `sbx run` builds for the same manifest (sandbox.ts startSandbox), with the waiter as
+    // its command and the hand-off folder bound read-only at CLAIM_DIR.
+    const argv = launchArgv(r, {
+      argv: ["/bin/sh", "-c", WAITER, "sbx-pool-waiter"],
+      binds: [{ host: c.ctl, inside: CLAIM_DIR, writable: false }],
       cgroups: cg.dirs,
       seccompFile: sys.seccomp,
       workspace: p.workspace,
       etc: sys.etc,
-      mountpoint,
-      hostUid,
-      binds: [c.ctl],
-    },
-    bw,
-  );
-  if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
-  const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
-  const files = [p.out, p.err, p.status].map((f) =>
-    openSync(f, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600),
-  );
-  let keeper: ChildProcess | null = null;
-  try {
-    keeper = spawn("/bin/sh", ["-c", '"$@" & wait $!', "sbx-pool-keeper", ...argv], {
-      stdio: ["ignore", files[0], files[1], "ignore", "ignore", "ignore", files[2]],
+      mountpoint: mnt,
+    });
+    if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
+    const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
+    fds.push(ready);
+    const files = [p.out, p.err, p.status].map((f) =>
+      openSync(f, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600),
+    );
+    fds.push(...files);
+    keeper = spawn("/bin/sh", ["-c", KEEPER, "sbx-pool-keeper", ...argv], {
+      stdio: ["pipe", files[0], files[1], "ignore", "ignore", "ignore", files[2]],
       env: {},
       detached: true,
     });
@@ -274,6 +274,11 @@ export async function parkSandbox(
     if (kpid === undefined) throw new HostError("SandboxFailed", "the keeper did not start");
     keeper.unref();
     const kstart = startTicks(kpid) ?? "";
+    faultPoint("pool-park:keeper-started");
+    rec = writeStarting(itemDir, { ...rec, keeper: { pid: kpid, start: kstart } });
+    // Recorded: only now may the keeper start the launcher.
+    keeper.stdin?.end("go\n");
+    faultPoint("pool-park:launched");
     // Up: the waiter wrote "up" (every mount is final); never parked before that.
     const deadline = Date.now() + (o.readyMs ?? 10_000);
     let said = "";
@@ -307,39 +312,28 @@ export async function parkSandbox(
     const t = freezeTarget(cg.v2, cg.dirs);
     await freezeProcesses(t, cg.dirs);
     if (!isFrozen(t)) throw new HostError("FreezeFailed", "the kernel does not report the sandbox frozen");
+    faultPoint("pool-park:frozen");
     const info: ParkedInfo = {
       cgroup: cg,
-      meter_cgroup: meterCgroup,
+      meter_cgroup: made.meter,
       keeper: { pid: kpid, start: kstart },
       unit_pid: unitPid,
-      mountpoint,
+      mountpoint: mnt,
       system: sys.dir,
-      provided: {
-        isolated: true,
-        network: "none",
-        limits,
-        hostUid,
-        user,
-        tmpBytes,
-        workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
-        workspaceFolder: folder,
-        binds: [],
-        workspaceReadOnly: false,
-      },
+      provided: providedFacts(r),
       parked_ms: Date.now(),
-      cpu_us: readCgroupCpuUs(meterCgroup).toString(),
+      cpu_us: readCgroupCpuUs(made.meter).toString(),
     };
-    writeFileSync(p.info, JSON.stringify(info) + "\n", { mode: 0o600 });
+    writeFileDurably(p.info, JSON.stringify(info) + "\n", 0o600);
     return info;
   } catch (e) {
     if (keeper?.pid !== undefined) killQuiet(keeper.pid);
-    await removeRunCgroup(cg).catch(() => undefined);
-    if (mountpoint !== null) rmSync(mountpoint, { recursive: true, force: true });
-    rmSync(sys.dir, { recursive: true, force: true });
+    if (cg !== null) await removeRunCgroup(cg).catch(() => undefined);
+    removeHostFiles(rec);
+    clearStarting(itemDir);
     throw e;
   } finally {
-    closeSync(ready);
-    for (const fd of files) closeSync(fd);
+    for (const fd of fds) closeSync(fd);
   }
 }
 
@@ -417,19 +411,6 @@ export async function destroyParked(itemDir: string): Promise<void> {
   removeHostFiles(info);
 }
 
-function removeHostFiles(info: ParkedInfo): void {
-  if (info.mountpoint !== null) rmSync(info.mountpoint, { recursive: true, force: true });
-  if (/\/sbx-pool-system-[^/]+$/.test(info.system)) rmSync(info.system, { recursive: true, force: true });
-}
-
-function writeQuiet(path: string, value: string): void {
-  try {
-    writeFileSync(path, value);
-  } catch {
-    // gone
-  }
-}
-
 /**
  * killParkedNow ends an item's sandbox without waiting (an eviction, which is synchronous): the
  * cgroup thawed, the keeper and every process in the cgroup sent SIGKILL, the host's files of the
@@ -437,27 +418,7 @@ function writeQuiet(path: string, value: string): void {
  */
 export function killParkedNow(itemDir: string): void {
   const info = readParked(itemDir);
-  if (info === null) return;
-  const t = freezeTarget(info.cgroup.v2, info.cgroup.dirs);
-  writeQuiet(
-    join(t.dir, t.kind === "v2" ? "cgroup.freeze" : "freezer.state"),
-    t.kind === "v2" ? "0" : "THAWED",
-  );
-  if (startTicks(info.keeper.pid) === info.keeper.start) killQuiet(info.keeper.pid);
-  if (info.cgroup.v2 !== null) writeQuiet(join(info.cgroup.v2, "cgroup.kill"), "1");
-  for (let i = 0; i < 200; i++) {
-    const left = info.cgroup.dirs.flatMap(cgroupProcs);
-    if (left.length === 0) break;
-    for (const pid of left) killQuiet(pid);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-  }
-  for (const d of [...info.cgroup.dirs].reverse())
-    try {
-      rmdirSync(d);
-    } catch {
-      // still emptying: sweepStale removes it later
-    }
-  removeHostFiles(info);
+  if (info !== null) killSandboxNow(info);
 }
 
 /** A Readable that follows a file the sandbox writes, from its start, until `end()`. */

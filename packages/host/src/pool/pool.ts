@@ -3,7 +3,7 @@
 // appends only entries the §15 accounting accepts, each fsynced before the operation returns. The
 // ledger is a log of the host's append-only log primitive (poollog.ts): an operation's entries are
 // compare-and-appended on the head it verified, and decided again when another writer took it.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
 import {
@@ -36,6 +36,15 @@ import {
   type ParkOptions,
 } from "./parked.ts";
 import { readdirSync, rmSync } from "node:fs";
+import { clearStarting, openItem, reapUnfinished } from "./starting.ts";
+import { faultPoint } from "../store/fault.ts";
+
+/**
+ * reap ends the items a killed `sbx pool create` left unfinished (starting.ts), outside the ledger.
+ * Whether an item is in the ledger is read afresh for each candidate once its creator is known to be
+ * gone (reapUnfinished asks in that order): a creator that appended its item and then died is seen.
+ */
+const reap = (dir: string) => reapUnfinished(dir, (item) => openPoolDir(dir).account.items.has(item));
 
 /** Where a parked sandbox's figures come from (§15.3): its cgroup's counters, read by the host. */
 const PARKED_SOURCES = {
@@ -73,9 +82,10 @@ function sign(s: LedgerState, bodies: readonly (EntryBody | null)[], key: KeyPai
 }
 
 /**
- * newItemFolder takes the first free item id from `from` on by making its folder: mkdir(2) of an
- * existing name fails, so two provisioners never share an item folder (no lock needed). An id whose
- * folder is left from a provisioner that died before its entry is skipped.
+ * newItemFolder takes the first free item id from `from` on by making its folder (openItem: made
+ * under a temporary name holding its starting record, then renamed; a rename onto an existing item
+ * folder, never empty, fails), so two provisioners never share an item folder (no lock needed). An
+ * id whose folder is left from a provisioner that died before its entry is skipped (and reaped).
  */
 function newItemFolder(dir: string, from: number): string {
   const p = poolPaths(dir);
@@ -83,10 +93,11 @@ function newItemFolder(dir: string, from: number): string {
   for (let n = from; ; n++) {
     const item = `item-${String(n).padStart(4, "0")}`;
     try {
-      mkdirSync(p.item(item));
+      openItem(p.item(item)); // renamed into place holding its starting record; never over an item
       return item;
     } catch (e) {
-      if (errnoOf(e) !== "EEXIST") throw e;
+      const code = errnoOf(e);
+      if (code !== "EEXIST" && code !== "ENOTEMPTY") throw e;
     }
   }
 }
@@ -99,13 +110,25 @@ function newItemFolder(dir: string, from: number): string {
  */
 export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<LedgerState> {
   const p = poolPaths(dir);
-  if (existsSync(p.descriptor)) throw new HostError("PoolExists", `${dir} already holds a pool`);
+  if (existsSync(p.descriptor)) {
+    tryReap(dir);
+    throw new HostError("PoolExists", `${dir} already holds a pool`);
+  }
   ensureDir(p.items);
   const now = o.now ?? Date.now;
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
   writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
   return openPoolDir(dir);
+}
+
+/** tryReap reaps what it can of a pool whose ledger may not open (a refusal then is the caller's). */
+function tryReap(dir: string): void {
+  try {
+    reap(dir);
+  } catch {
+    // the refusal that follows stands; list or destroy names what is wrong with the ledger
+  }
 }
 
 /**
@@ -121,10 +144,10 @@ export async function provisionItems(
 ): Promise<string[]> {
   const p = poolPaths(dir);
   const ids: string[] = [];
+  reap(dir);
   for (let i = 0; i < n; i++) {
     const item = newItemFolder(dir, openPoolDir(dir).account.items.size);
     const before = process.cpuUsage();
-    ensureDir(p.workspace(item));
     writeFileDurably(
       `${p.item(item)}/item.json`,
       JSON.stringify({ pool: s.pool_id, item, manifest: s.descriptor.manifest }) + "\n",
@@ -152,6 +175,8 @@ export async function provisionItems(
       };
       return { envs: sign(t, [body], o.key), result: null };
     });
+    faultPoint("pool:provisioned"); // crash tests: in the ledger, its starting record not yet cleared
+    clearStarting(p.item(item));
     ids.push(item);
   }
   return ids;
@@ -322,6 +347,7 @@ export function listPool(
   now: () => number = Date.now,
 ): { state: LedgerState; items: ItemView[] } {
   const s = openPoolDir(dir);
+  reap(dir);
   const t = Math.max(now(), s.account.last_ms);
   const items = [...s.account.items.values()].map((it) => {
     const accounted = it.provision + it.residency;
@@ -355,6 +381,7 @@ export async function destroyPoolDir(
 ): Promise<LedgerState> {
   const open = openPoolDir(dir);
   const s = open.account.closed ? open : closePoolDir(dir, key, now);
+  reap(dir);
   const items = poolPaths(dir).items;
   const names = existsSync(items) ? readdirSync(items) : [];
   for (const name of names) await destroyParked(poolPaths(dir).item(name));

@@ -9,6 +9,16 @@ export {
 } from "./sandbox.ts";
 export type { Sandbox, SandboxExit, SandboxOptions, Provided } from "./sandbox.ts";
 export {
+  resolveSpec,
+  systemContents,
+  launchArgv,
+  providedFacts,
+  makeRunCgroup,
+  runCgroupName,
+  SANDBOX_HOSTNAME,
+} from "./plan.ts";
+export type { SandboxSpec, ResolvedSpec, LaunchParts } from "./plan.ts";
+export {
   createRunCgroup,
   killRunCgroup,
   removeRunCgroup,

@@ -2,63 +2,45 @@
 // /etc, the seccomp program, the launcher; at the end, every process left in the cgroup killed, the
 // limit counters read, and everything the host made removed.
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { HostError } from "../errors.ts";
-import {
-  bwrapArgs,
-  type ExtraBind,
-  GATE_GO_FD,
-  GATE_READY_FD,
-  LAUNCH_PATH,
-  launcherArgv,
-  STATUS_FD,
-  TOOLS,
-} from "./bwrap.ts";
+import { type ExtraBind, GATE_GO_FD, GATE_READY_FD, LAUNCH_PATH, STATUS_FD, TOOLS } from "./bwrap.ts";
 import {
   cgroupProcs,
-  createRunCgroup,
-  DEFAULT_LIMITS,
   killRunCgroup,
   limitHits,
   removeRunCgroup,
   type Hierarchies,
   type LimitHits,
-  type Limits,
   type RunCgroup,
 } from "./cgroup.ts";
-import { seccompProgram } from "./seccomp.ts";
-import { etcFiles, sandboxUser, sharedSystemDir, type SandboxUser } from "./system.ts";
+import {
+  launchArgv,
+  makeRunCgroup,
+  providedFacts,
+  resolveSpec,
+  systemContents,
+  type Provided,
+  type SandboxSpec,
+} from "./plan.ts";
+import { sharedSystemDir } from "./system.ts";
 import { handWorkspace, workspaceBytes } from "./workspace.ts";
 import type { ImageSystem } from "../image/system.ts";
 
-/** The unprivileged host uid sandboxes run as by default (`nobody`); never 0. */
-export const DEFAULT_HOST_UID = 65534;
-/** Default size of the private /tmp: 64 MiB. */
-export const DEFAULT_TMP_BYTES = 64 << 20;
-/** Default bound on the workspace's size after a run: 1 GiB. */
-export const DEFAULT_WORKSPACE_BYTES = 1 << 30;
-/** The default PATH inside. */
-export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export {
+  DEFAULT_HOST_UID,
+  DEFAULT_TMP_BYTES,
+  DEFAULT_WORKSPACE_BYTES,
+  SANDBOX_PATH,
+  type Provided,
+} from "./plan.ts";
 
-/** How to build one sandbox (§5.1–§5.4). */
-export interface SandboxOptions {
+/** How to build one sandbox (§5.1–§5.4): the manifest's part (plan.ts SandboxSpec) and the run's. */
+export interface SandboxOptions extends SandboxSpec {
   /** The host directory that is the unit's workspace, its only writable tree. */
   readonly workspace: string;
-  /** Its path inside (default /work). */
-  readonly workspaceFolder?: string;
-  /** The user inside (manifest remoteUser/containerUser); default `unit` (uid 1000). */
-  readonly user?: string;
-  /** Variables inside besides PATH, HOME, USER, LANG (manifest env); nothing of the host's. */
-  readonly env?: Readonly<Record<string, string>>;
-  readonly limits?: Partial<Limits>;
-  readonly tmpBytes?: number;
-  /** Largest workspace after the run, in bytes; beyond it the run reports the disk limit hit. */
-  readonly workspaceBytes?: number;
-  /** The unprivileged host uid the sandbox runs as (default 65534). */
-  readonly hostUid?: number;
   /** Cgroup hierarchies (default: this host's); tests pass others to see refusals. */
   readonly hierarchies?: Hierarchies;
   /**
@@ -82,23 +64,6 @@ export interface SandboxOptions {
    * ../grants/netfwd.ts): stated as the network provided, never "none" when any is relayed.
    */
   readonly relayedPorts?: readonly number[];
-}
-
-/** What the host set up, as facts: the level it may state is computed from these (§9). */
-export interface Provided {
-  readonly isolated: true;
-  /** No network, or only these host loopback ports relayed in (a grant names each, §5.2, §5.6). */
-  readonly network: "none" | { readonly loopback: readonly number[] };
-  readonly limits: Limits;
-  readonly hostUid: number;
-  readonly user: SandboxUser;
-  readonly tmpBytes: number;
-  readonly workspaceBytes: number;
-  /** Where the workspace is mounted inside (the manifest's workspaceFolder, else /work). */
-  readonly workspaceFolder: string;
-  /** The extra host paths bound in, as inside path and mode (none without a grant). */
-  readonly binds: readonly { readonly inside: string; readonly writable: boolean }[];
-  readonly workspaceReadOnly: boolean;
 }
 
 /** How a sandbox ended. */
@@ -243,49 +208,34 @@ export function startSandbox(
   if (argv.length === 0) throw new RangeError("startSandbox: argv is empty");
   if (!statSync(o.workspace).isDirectory())
     throw new RangeError(`workspace ${o.workspace} is not a directory`);
-  const hostUid = o.hostUid ?? DEFAULT_HOST_UID;
-  const user = sandboxUser(o.user);
-  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
-  const tmpBytes = o.tmpBytes ?? DEFAULT_TMP_BYTES;
-  const folder = o.workspaceFolder ?? "/work";
-  if (!/^\/[A-Za-z0-9._/-]{1,200}$/.test(folder) || folder.split("/").some((s) => s === ".." || s === "."))
-    throw new RangeError(`workspace folder ${folder} must be a plain absolute path`);
+  const r = resolveSpec(o);
+  const hostUid = r.hostUid;
   // The seccomp program and the generated /etc are the same for every run with this user: made once
   // per process, bound read-only (or read through a descriptor) by each sandbox.
-  const etc = o.image?.etc(user, "sandbox") ?? sharedSystemDir(etcFiles(user, "sandbox"));
-  const seccompFile = join(sharedSystemDir({ "seccomp.bpf": seccompProgram() }), "seccomp.bpf");
-  const cg = createRunCgroup(
-    `sbx-run-${process.pid}-${randomBytes(6).toString("hex")}`,
-    limits,
-    o.hierarchies,
-  );
+  const sys = systemContents(r.user);
+  const etc = o.image?.etc(r.user, "sandbox") ?? sharedSystemDir(sys.etc);
+  const seccompFile = join(sharedSystemDir({ "seccomp.bpf": sys.seccomp }), "seccomp.bpf");
+  const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(r.limits, o.hierarchies);
   let child: ChildProcess;
   try {
     handWorkspace(o.workspace, hostUid);
-    const env = { PATH: SANDBOX_PATH, HOME: folder, USER: user.name, LANG: "C.UTF-8", ...o.env };
-    const gated = o.gated === true;
     const rootfs = o.image === undefined ? undefined : imageMount(o.image.rootfs, hostUid);
     const system = o.image?.entries(rootfs?.mountpoint ?? o.image.rootfs);
-    const binds = (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable }));
-    const workspaceReadOnly = o.workspaceReadOnly === true;
-    const inner = [...(o.wrap ?? []), ...argv];
-    const plan = { user, workspaceFolder: folder, hostname: "sandbox", tmpBytes, env, argv: inner, gated };
-    const bw = bwrapArgs({ ...plan, binds, workspaceReadOnly, ...(system ? { system } : {}) });
-    const mountpoint = reachable(o.workspace, hostUid) ? null : sharedSystemDir({});
-    const hostBinds = (o.binds ?? []).map((b) => b.host);
-    const paths = {
+    const [file, ...args] = launchArgv(r, {
+      argv: [...(o.wrap ?? []), ...argv],
+      gated: o.gated === true,
+      binds: o.binds ?? [],
+      workspaceReadOnly: o.workspaceReadOnly === true,
+      ...(system ? { system } : {}),
       cgroups: cg.dirs,
       seccompFile,
       workspace: o.workspace,
       etc,
-      mountpoint,
-      hostUid,
+      mountpoint: reachable(o.workspace, hostUid) ? null : sharedSystemDir({}),
       ...(rootfs ? { rootfs } : {}),
-      binds: hostBinds,
-    };
-    const [file, ...args] = launcherArgv(paths, bw);
+    });
     const stdio = [stdin, "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"] as const;
-    const gate = gated ? (["pipe", "pipe"] as const) : ([] as const);
+    const gate = o.gated === true ? (["pipe", "pipe"] as const) : ([] as const);
     child = spawn(file ?? "", args, { stdio: [...stdio, ...gate], env: {}, detached: true });
   } catch (e) {
     void removeRunCgroup(cg).catch(() => undefined);
@@ -296,19 +246,11 @@ export function startSandbox(
     o.gated === true ? readyReader(child.stdio[GATE_READY_FD as 4] as Readable) : Promise.resolve(false);
   const goPipe = o.gated === true ? (child.stdio[GATE_GO_FD as 4] as Writable) : null;
   goPipe?.on("error", () => undefined);
-  const meterCgroup = cg.v2 ?? cg.dirs.find((d) => existsSync(join(d, "cpuacct.usage"))) ?? cg.dirs[0] ?? "";
-  const provided: Provided = {
-    isolated: true,
-    network: o.relayedPorts?.length ? { loopback: [...o.relayedPorts].sort((a, b) => a - b) } : "none",
-    limits,
-    hostUid,
-    user,
-    tmpBytes,
-    workspaceBytes: o.workspaceBytes ?? DEFAULT_WORKSPACE_BYTES,
-    workspaceFolder: folder,
-    binds: (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable })),
+  const provided = providedFacts(r, {
+    binds: o.binds ?? [],
     workspaceReadOnly: o.workspaceReadOnly === true,
-  };
+    ...(o.relayedPorts ? { relayedPorts: o.relayedPorts } : {}),
+  });
   let killed = false;
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
     child.once("error", () => resolve([null, null]));

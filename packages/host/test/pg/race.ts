@@ -1,15 +1,14 @@
 // The resume race: HOSTS processes try ATTEMPTS resumes in all of one parked run stored in
 // PostgreSQL, every attempt built on the parked head. Shared by race.test.ts and the 1,000-attempt
 // run of faults/pg-race.faults.ts.
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { digestBytes, utf8, type Digest } from "@sbx/wire";
 import type { RunRecord, SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { PgStore } from "../../src/pg/index.ts";
+import { lastTally, lineWorker, tsxArgv } from "../support/worker.ts";
 
 const d = (s: string): Digest => digestBytes(utf8(s));
 
@@ -29,24 +28,8 @@ export function raceWorker(
   what: string,
   env: NodeJS.ProcessEnv = process.env,
 ): RaceWorker {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env,
-  });
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (onReady = r));
-  let tally: Record<string, number> = {};
-  createInterface({ input: child.stdout }).on("line", (l) => {
-    if (l === "ready") onReady();
-    else tally = JSON.parse(l) as Record<string, number>;
-  });
-  const done = new Promise<Record<string, number>>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 ? resolve(tally) : reject(new Error(`${what} exited ${String(code)}`)),
-    );
-  });
-  return { ready, done };
+  const w = lineWorker<Record<string, number>>(tsxArgv(script, args), what, env);
+  return { ready: w.ready, done: w.done.then(lastTally) };
 }
 
 function host(args: string[], snap: SnapshotRef): RaceWorker {
