@@ -3,7 +3,7 @@
 // appends only entries the §15 accounting accepts, each fsynced before the operation returns. The
 // ledger is a log of the host's append-only log primitive (poollog.ts): an operation's entries are
 // compare-and-appended on the head it verified, and decided again when another writer took it.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
 import {
@@ -35,7 +35,6 @@ import {
   readParked,
   type ParkOptions,
 } from "./parked.ts";
-import { readdirSync, rmSync } from "node:fs";
 import { clearStarting, openItem, reapUnfinished } from "./starting.ts";
 import { faultPoint } from "../store/fault.ts";
 
