@@ -53,7 +53,17 @@ export { waitKinds } from "./lifecycle-helpers.ts";
 
 export interface Spend {
   uj: string;
+  calls: number;
   cites?: { attestation: string; energy: string };
+}
+
+/**
+ * intervalSpends: the debits of executed intervals (a resume's idle debit is the other kind: calls 0,
+ * citing the resumed segment; it is there or not by how long the run was parked, which a test does
+ * not decide).
+ */
+export function intervalSpends(dir: string): Spend[] {
+  return ledgerSpends(dir).filter((x) => x.calls !== 0);
 }
 
 /** The ledger's receipts' payloads, in order (each entry file: the head it extends, a newline, the entry). */

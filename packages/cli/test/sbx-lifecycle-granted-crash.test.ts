@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { kinds, sbx, settled, waitFor } from "./lifecycle-helpers.ts";
-import { granted, ledgerSpends, startAgent, verifyTotals } from "./granted-helpers.ts";
+import { granted, intervalSpends, ledgerSpends, startAgent, verifyTotals } from "./granted-helpers.ts";
 
 test("SIGKILL of the supervisor between a segment's append and its debit: the debit is made once at resume", async () => {
   const g = await granted("100J");
@@ -34,20 +34,22 @@ test("SIGKILL of the supervisor between a segment's append and its debit: the de
       ...g.flags,
     ]);
     assert.equal(res.code, 0, res.err);
-    const first = ledgerSpends(g.p("ledger"));
+    const first = intervalSpends(g.p("ledger"));
     assert.equal(first.length, 1, "the owed debit, once");
     assert.deepEqual(await kinds(store, id), ["executed", "suspended", "resumed"]);
     // One more interval: debited once by its (unkilled) supervisor; nothing cited twice.
     assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
-    await waitFor(() => ledgerSpends(g.p("ledger")).length === 2, "the second interval's debit");
+    await waitFor(() => intervalSpends(g.p("ledger")).length === 2, "the second interval's debit");
     assert.equal((await sbx(["close", id, "--store", store])).code, 0);
-    const cited = ledgerSpends(g.p("ledger")).map((x) => x.cites?.attestation);
-    assert.equal(new Set(cited).size, 2, "no segment debited twice");
+    const all = ledgerSpends(g.p("ledger"));
+    const cited = all.map((x) => x.cites?.attestation);
+    assert.equal(new Set(cited).size, all.length, "no segment debited twice");
+    assert.equal(intervalSpends(g.p("ledger")).length, 2, "two intervals, two interval debits");
     const { run, led } = await verifyTotals(g, store, id);
     assert.equal(run.valid, true);
     assert.deepEqual(
       { receipts: led.receipts, spent_uj: led.spent_uj },
-      { receipts: 2, spent_uj: run.energy.total_uj },
+      { receipts: all.length, spent_uj: run.energy.total_uj },
     );
   } finally {
     rmSync(g.dir, { recursive: true, force: true });
