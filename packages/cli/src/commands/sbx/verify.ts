@@ -54,7 +54,7 @@ function printReport(r: FilesReport, t: Trust, io: Io): void {
   }
   const c = r.checked;
   io.out(
-    `checked: ${c.attestations} attestations, ${c.receipts} receipts, ${c.trees} snapshot trees, ${c.objects} other objects`,
+    `checked: ${c.attestations} attestations, ${c.receipts} receipts, ${c.trees} snapshot trees, ${c.objects} other objects, ${c.journals} journals (${c.events} events)`,
   );
   for (const m of r.missing) io.out(`  not in store: ${m}`);
   io.out(
