@@ -1,11 +1,14 @@
 // `sbx verify <record>`: a run record verified from files alone (sandbox-attest §13.9).
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { FileStore, isHeadArg, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
+import { FileStore, isHeadArg, reportOf, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
+import { redactUrl, verifyPgRun } from "@sbx/host/pg";
+import { isDigest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { runRecordPath } from "./lifecycle/paths.ts";
-import { mirroredRecord } from "../../runstore.ts";
+import { withPg } from "../../pgruns.ts";
+import { runStoreUrl } from "../../runstore.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
@@ -82,17 +85,31 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
     const trust = trustOf(values, values.host);
-    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
-    // With a PostgreSQL run store, this host's mirror of the run is verified (runstore.ts).
-    const mirrored = await mirroredRecord(positionals[0]!, values.store);
-    const path = mirrored?.path ?? runRecordPath(positionals[0]!, values.store);
-    if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
-    if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     if (values.head !== undefined && !isHeadArg(values.head))
       throw new UsageError("--head must be a blake3:<64 hex> digest");
+    const opts = {
+      ...(values.head !== undefined ? { expectHead: values.head } : {}),
+      ...trustedOption(trust, "hosts"),
+    };
+    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
+    // With a PostgreSQL run store, the run is read and verified from the database itself (pgruns.ts).
+    const arg = positionals[0]!;
+    const runId = isDigest(arg) && !existsSync(arg) ? arg : null;
+    const url = runId !== null ? runStoreUrl(values.store) : null;
+    if (runId !== null && url !== null) {
+      const report = await withPg(url, async (pg) => {
+        if (!(await pg.listRecords()).includes(runId))
+          throw new CliError("Unreadable", `no run ${runId} in ${redactUrl(url)}`);
+        return reportOf((await verifyPgRun(pg, runId, opts, values["record-only"] === true)).run);
+      });
+      return done(report, trust, values.json === true, io);
+    }
+    const path = runRecordPath(arg, values.store);
+    if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
+    if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     let store: FileStore | null = null;
     if (values["record-only"] !== true) {
-      const root = findStore(path, mirrored?.store ?? values.store);
+      const root = findStore(path, values.store);
       if (root === null)
         throw new UsageError("no store found beside the record: pass --store DIR or --record-only");
       try {
@@ -101,12 +118,12 @@ export const command: Command = {
         throw new CliError("Unreadable", `cannot open store ${root}: ${(e as Error).message}`, { cause: e });
       }
     }
-    const report = verifyRecordFiles(path, store, {
-      ...(values.head !== undefined ? { expectHead: values.head } : {}),
-      ...trustedOption(trust, "hosts"),
-    });
-    if (values.json === true) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
-    else printReport(report, trust, io);
-    return report.valid ? EXIT.ok : EXIT.invalid;
+    return done(verifyRecordFiles(path, store, opts), trust, values.json === true, io);
   },
 };
+
+function done(report: FilesReport, trust: Trust, json: boolean, io: Io): number {
+  if (json) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
+  else printReport(report, trust, io);
+  return report.valid ? EXIT.ok : EXIT.invalid;
+}
