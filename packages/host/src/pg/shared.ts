@@ -287,12 +287,34 @@ export class SharedRunStore implements Store {
         if (!(await this.pg.hasObject(a))) continue;
         await this.#fetch(a, "referenced by the run");
         got++;
+        got += await this.#fetchJournalBelow(a, tried);
       }
       this.local.syncPending();
       if (got === 0) break;
     }
     this.#publishMirror(id, bytes);
     return bytes;
+  }
+
+  // A journal's interior node (§13.7.3: 65 bytes, 0x01 ‖ left ‖ right) fetched: the nodes below it
+  // are fetched in the same pass (verifyRun walks a journal only to its first absent node, so one
+  // pass per node would be needed otherwise). Only a hint: every node is checked by the next pass.
+  async #fetchJournalBelow(a: Digest, tried: Set<Digest>): Promise<number> {
+    let got = 0;
+    const queue = [a];
+    for (let x = queue.pop(); x !== undefined; x = queue.pop()) {
+      const b = this.local.getObjectSync(x);
+      if (b?.length !== 65 || b[0] !== 0x01) continue;
+      for (const c of [formatDigest(b.slice(1, 33)), formatDigest(b.slice(33, 65))]) {
+        if (tried.has(c) || existsSync(this.local.objectPath(c))) continue;
+        tried.add(c);
+        if (!(await this.pg.hasObject(c))) continue;
+        await this.#fetch(c, "journal node");
+        got++;
+        queue.push(c);
+      }
+    }
+    return got;
   }
 
   // The mirror's record file is replaced by the database's bytes when they differ (the mirror is a
