@@ -12,7 +12,8 @@
 // and every object verified on the way out of the database, and again by address when it lands in
 // `local`), then restores it from `local` with the same object-by-object check as the file store.
 //
-// Readers (`sbx runs`, `show`, `export`, `verify RUN`) mirror a run into `local` (mirrorRun): the
+// `sbx export` mirrors a run into `local` (mirrorRun; `runs`, `show`, `verify RUN` and `report RUN`
+// read the database directly, runview.ts): the
 // record's bytes, verified from genesis by the database reader, and every object verification asks
 // for; then the file store's own verification runs on the mirror, so nothing is trusted because it
 // came from the database.
