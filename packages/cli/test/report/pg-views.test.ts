@@ -130,6 +130,18 @@ test("sbx runs, verify and report read PostgreSQL directly, and agree with the f
     assert.equal(o.verdict, "VALID");
     assert.equal(existsSync(local), false, "nothing mirrored into a local store");
 
+    // export from the database carries the journals: imported into a fresh file store, both walked.
+    const tar = join(dir, "run.tar");
+    const ex = await sbx(["export", durable.id, "--store", url, "--out", tar]);
+    assert.equal(ex.code, 0, ex.err);
+    const imported = join(dir, "imported");
+    const im = await sbx(["import", tar, "--store", imported, "--trust", HOST.did]);
+    assert.equal(im.code, 0, im.err);
+    const iv = await sbx(["verify", durable.id, "--store", imported, "--trust", HOST.did, "--json"]);
+    assert.equal(iv.code, 0, iv.out);
+    assert.equal((JSON.parse(iv.out) as { checked: { journals: number } }).checked.journals, 2);
+    rmSync(local, { recursive: true, force: true }); // export's staging copy
+
     // A journal node altered in the database (its one chunk).
     const root = Buffer.from(parseDigest(durable.journalRoots[1]!));
     const found = await sql(url, "SELECT data FROM sbx_chunks WHERE address = $1", [root]);

@@ -9,7 +9,9 @@ import { resolvePgRun, withPg } from "../../pgruns.ts";
 import { resolveRun } from "../../runref.ts";
 import { readableRunStore, runStoreUrl } from "../../runstore.ts";
 
-const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
+                    a postgres:// connection string reads and verifies each run in that database itself
+                    (nothing is copied into a local store)`;
 
 function verifyStored(store: FileStore, id: Digest): RunVerification {
   return verifyRun(store.readRunSync(id).bytes, storeObjects(store), { expectId: id });
@@ -38,8 +40,8 @@ const runs: Command = {
   help: `usage: sbx runs [--store DIR] [--json]
   Lists every run in the run store: its id, phase (active, parked, closed), number of segments, and
   energy so far (receipts + idle, µJ; "≥" when an attestation is not in the store). Each record is
-  verified from genesis with the objects the store holds; one that does not verify is listed as
-  INVALID with its code.
+  verified from genesis with the objects the store holds, the journals it keeps included (§13.7.3);
+  one that does not verify is listed as INVALID with its code.
 ${STORE_HELP}
   --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete}
 exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,

@@ -17,13 +17,17 @@ const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --
   head from genesis, phase alternation, snapshot identity at every resume; then every object the
   record references that the store holds: attestations (every signature, by a trusted host, unit and
   grant set, cited head), signed energy receipts (every signature, by the attestation's host, bound
-  to it: §7.5), snapshot trees (every directory and file re-hashed), memory images, manifests.
+  to it: §7.5), snapshot trees (every directory and file re-hashed), memory images, manifests; last,
+  every journal the store keeps for the run, walked node by node from the root its attestation signs
+  (§13.7.3: ObjectMismatch, ObjectMissing, JournalRootMismatch; a journal absent beside a kept one is
+  ObjectMissing).
   Prints segments, phases, energy (active + idle = total), the signers and the verdict: VALID, or
   UNTRUSTED with --any-signer; missing objects are listed.
 ${TRUST_HELP}
   --host DID      the same as --trust (older name)
   --store DIR     the store the record points into (default: the store the record file lives in);
-                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG)
+                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG);
+                  a postgres:// store is read and verified in the database itself
   --record-only   check the record file alone, no objects
   --head DIGEST   the head the record must end at (catches a record cut back at a segment boundary)
   --json          print the full report as JSON ({valid, trusted, signers, …})
