@@ -288,7 +288,7 @@ export class SharedRunStore implements Store {
         if (!(await this.pg.hasObject(a))) continue;
         await this.#fetch(a, "referenced by the run");
         got++;
-        got += await this.#fetchJournalBelow(a, tried);
+        got += await this.#fetchBelow(a, tried);
       }
       this.local.syncPending();
       if (got === 0) break;
@@ -297,20 +297,31 @@ export class SharedRunStore implements Store {
     return bytes;
   }
 
-  // A journal's interior node (§13.7.3: 65 bytes, 0x01 ‖ left ‖ right) fetched: the nodes below it
-  // are fetched in the same pass (verifyRun walks a journal only to its first absent node, so one
-  // pass per node would be needed otherwise). Only a hint: every node is checked by the next pass.
-  async #fetchJournalBelow(a: Digest, tried: Set<Digest>): Promise<number> {
+  // What a fetched object names that the next verification would ask for one at a time: a journal's
+  // interior node (§13.7.3: 65 bytes, 0x01 ‖ left ‖ right) names two nodes, a snapshot directory its
+  // subdirectories (verifyRun stops at the first absent one, so one pass per node or directory would
+  // be needed, and MIRROR_PASSES ran out on a workspace of ten directories). They are fetched in the
+  // same pass; only a hint: every object is checked by the next pass.
+  async #fetchBelow(a: Digest, tried: Set<Digest>): Promise<number> {
     let got = 0;
     const queue = [a];
     for (let x = queue.pop(); x !== undefined; x = queue.pop()) {
       const b = this.local.getObjectSync(x);
-      if (b?.length !== 65 || b[0] !== 0x01) continue;
-      for (const c of [formatDigest(b.slice(1, 33)), formatDigest(b.slice(33, 65))]) {
+      if (b === null) continue;
+      const below: Digest[] = [];
+      if (b.length === 65 && b[0] === 0x01)
+        below.push(formatDigest(b.slice(1, 33)), formatDigest(b.slice(33, 65)));
+      else if (b[0] === 0x7b)
+        try {
+          for (const e of parseFsDir(b).entries) if (e.kind === "dir") below.push(e.digest);
+        } catch {
+          // not a directory: names nothing
+        }
+      for (const c of below) {
         if (tried.has(c) || existsSync(this.local.objectPath(c))) continue;
         tried.add(c);
         if (!(await this.pg.hasObject(c))) continue;
-        await this.#fetch(c, "journal node");
+        await this.#fetch(c, "named by a fetched object");
         got++;
         queue.push(c);
       }
