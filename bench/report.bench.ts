@@ -1,7 +1,7 @@
 // `sbx report` (issue 19): a 10,000-segment run record's report opened and verified in headless
 // Chromium (and in Firefox ESR) against the anchor `sbx verify` on the same record and store, all
 // measured in this run. Each interval's journal (4 events) is kept in the store as §13.7.3 nodes, so
-// the page also walks, checks and shows 3,333 journals, which sbx verify does not read.
+// the page walks, checks and shows 3,333 journals; sbx verify walks and checks them too (item 6).
 // The run: 3,333 cycles of executed (a signed attestation and a signed energy receipt, each with its
 // own Ed25519 signature) → suspended → resumed (estimated idle energy), then closed; every park
 // cites the same small snapshot. Target: the page opens and verifies in under 3× sbx verify.

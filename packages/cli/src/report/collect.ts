@@ -2,7 +2,7 @@
 // references that the store holds — attestations and receipts (signed/), snapshot trees, leaves,
 // memory images, manifests (objects/) — exactly as stored, unchecked: the page checks them. Leaves
 // and memory images past the embedding budget are left out and listed with their stated size.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { canonicalBytes, fromBase64, isDigest, parseCanonical, type Digest, type Json } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { readStoredJournal } from "@sbx/sandbox-attest/journal";
@@ -11,10 +11,37 @@ import { decodeRecord, parseFsDir, type Segment } from "@sbx/sandbox-attest/runr
 import type { FileStore } from "@sbx/host/store";
 import { b64, REPORT_FORMAT, type FleetBundle, type RunBundle } from "./bundle.ts";
 
+/**
+ * Where the objects come from, as stored (nothing checked: the page checks): a file store
+ * (fileObjects), or the PostgreSQL store read into memory (@sbx/host/pg PgObjectCache.rawObjects).
+ */
+export interface ObjectSource {
+  /** The bytes stored at `address`, or null when absent. */
+  object(address: Digest): Uint8Array | null;
+  /** The size of the object at `address`, or null when absent. */
+  size(address: Digest): bigint | null;
+  /** The stored bytes of the signed object at `address`, or null when absent. */
+  signed(address: Digest): Uint8Array | null;
+}
+
+/** fileObjects reads a file store's objects as stored. */
+export function fileObjects(store: FileStore): ObjectSource {
+  return {
+    object: (a) => rawOf(store.objectPath(a)),
+    size: (a) => {
+      const p = store.objectPath(a);
+      return existsSync(p) ? BigInt(statSync(p).size) : null;
+    },
+    signed: (a) => rawOf(store.signedPath(a)),
+  };
+}
+
 /** What to embed beside the record. */
 export interface CollectOptions {
-  /** The store the record points into; null embeds the record alone. */
+  /** The store the record points into; null embeds the record alone (unless `objects` is given). */
   readonly store: FileStore | null;
+  /** Where the objects come from instead of `store` (another kind of store). */
+  readonly objects?: ObjectSource | undefined;
   /** Most bytes of file leaves and memory images embedded (directories and signed objects always are). */
   readonly embedMax: number;
   /** Journals' event lists (§8), as parsed from `--journal` files. */
@@ -26,7 +53,7 @@ export interface CollectOptions {
 }
 
 interface Acc {
-  readonly store: FileStore;
+  readonly src: ObjectSource;
   readonly objects: Record<string, string>;
   readonly signed: Record<string, string>;
   readonly omitted: Record<string, string>;
@@ -38,24 +65,25 @@ function rawOf(path: string): Uint8Array | null {
 }
 
 function addSigned(acc: Acc, address: Digest): Uint8Array | null {
-  const bytes = rawOf(acc.store.signedPath(address));
+  const bytes = acc.src.signed(address);
   if (bytes !== null) acc.signed[address] = b64(bytes);
   return bytes;
 }
 
 function addObject(acc: Acc, address: Digest, budgeted: boolean, size?: bigint): Uint8Array | null {
   if (acc.objects[address] !== undefined) return null;
-  const path = acc.store.objectPath(address);
-  if (!existsSync(path)) return null;
+  const stored = acc.src.size(address);
+  if (stored === null) return null;
   if (budgeted) {
-    const n = size ?? BigInt(readFileSync(path).length);
+    const n = size ?? stored;
     if (n > BigInt(acc.budget)) {
       acc.omitted[address] = String(n);
       return null;
     }
     acc.budget -= Number(n);
   }
-  const bytes = new Uint8Array(readFileSync(path));
+  const bytes = acc.src.object(address);
+  if (bytes === null) return null;
   acc.objects[address] = b64(bytes);
   return bytes;
 }
@@ -98,7 +126,7 @@ function addExecuted(acc: Acc, att: Digest): void {
 function addJournal(acc: Acc, head: TreeHeadJson): void {
   try {
     readStoredJournal(head, (a) => {
-      const bytes = rawOf(acc.store.objectPath(a));
+      const bytes = acc.src.object(a);
       if (bytes !== null) acc.objects[a] = b64(bytes);
       return bytes;
     });
@@ -149,9 +177,8 @@ function addGrants(acc: Acc, grantsId: Digest): void {
 
 /** collectRun gathers a run's bundle: the record bytes and, with a store, what they reference. */
 export function collectRun(record: Uint8Array, name: string, o: CollectOptions): RunBundle {
-  const acc: Acc | null = o.store
-    ? { store: o.store, objects: {}, signed: {}, omitted: {}, budget: o.embedMax }
-    : null;
+  const src = o.objects ?? (o.store !== null ? fileObjects(o.store) : null);
+  const acc: Acc | null = src ? { src, objects: {}, signed: {}, omitted: {}, budget: o.embedMax } : null;
   if (acc !== null) {
     let segments: readonly Segment[] = [];
     try {

@@ -73,6 +73,9 @@ interface Ctx {
   first: { code: string; message: string } | null;
   /** The first refusal of a stored journal (§13.7.3), reported after every other. */
   late: { code: string; message: string } | null;
+  /** Stored journals of at least one event walked, and intervals whose journal root is absent. */
+  kept: number;
+  readonly absent: { address: Digest; segment: number }[];
 }
 
 /** codeOf reads a refusal of the project's libraries; anything else is a defect and is rethrown. */
@@ -226,7 +229,11 @@ function storedJournal(ctx: Ctx, p: ExecutionPredicate, n: number): readonly Jou
       bytes += b?.length ?? 0;
       return b;
     });
-    if (events === null) return null;
+    if (events === null) {
+      ctx.absent.push({ address: p.journal.root, segment: n });
+      return null;
+    }
+    if (events.length > 0) ctx.kept++;
     ctx.objects.push({ ...meta, state: "valid", code: null, message: null, bytes });
     return events;
   } catch (e) {
@@ -379,6 +386,27 @@ function checkObjects(ctx: Ctx): void {
   });
   ctx.first ??= firstJournalError;
   ctx.first ??= ctx.late;
+  missingJournals(ctx);
+}
+
+// §13.7.3 item 6, as sbx verify applies it (verifyRun): a store that kept some interval's journal
+// keeps every interval's, so an absent root beside a kept journal is a journal taken away.
+function missingJournals(ctx: Ctx): void {
+  if (ctx.kept === 0) return;
+  for (const a of ctx.absent) {
+    const message = `the store keeps this run's journals but not that of segment ${a.segment} (root ${a.address})`;
+    ctx.objects.push({
+      address: a.address,
+      kind: "journal",
+      segment: a.segment,
+      path: "",
+      state: "invalid",
+      code: "ObjectMissing",
+      message,
+      bytes: null,
+    });
+    ctx.first ??= { code: "ObjectMissing", message };
+  }
 }
 
 /**
@@ -431,6 +459,8 @@ export function checkRun(b: RunBundle, trust: readonly string[]): RunCheck {
     journals: [],
     first: null,
     late: null,
+    kept: 0,
+    absent: [],
   };
   ctx.objects.push({
     address: record.head,

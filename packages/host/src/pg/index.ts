@@ -27,3 +27,5 @@ export type { RecordImport } from "./importrecord.ts";
 export type { AnyStore, CopyReport } from "./copy.ts";
 export { copyLogs, listLogs, logsRoot, logStoreOf } from "./copylogs.ts";
 export type { LogCopyReport } from "./copylogs.ts";
+export { PgObjectCache, verifyPgRun } from "./runview.ts";
+export type { PgRunVerification, RawObjects } from "./runview.ts";

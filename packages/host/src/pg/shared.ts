@@ -12,7 +12,8 @@
 // and every object verified on the way out of the database, and again by address when it lands in
 // `local`), then restores it from `local` with the same object-by-object check as the file store.
 //
-// Readers (`sbx runs`, `show`, `export`, `verify RUN`) mirror a run into `local` (mirrorRun): the
+// `sbx export` mirrors a run into `local` (mirrorRun; `runs`, `show`, `verify RUN` and `report RUN`
+// read the database directly, runview.ts): the
 // record's bytes, verified from genesis by the database reader, and every object verification asks
 // for; then the file store's own verification runs on the mirror, so nothing is trusted because it
 // came from the database.
@@ -287,12 +288,45 @@ export class SharedRunStore implements Store {
         if (!(await this.pg.hasObject(a))) continue;
         await this.#fetch(a, "referenced by the run");
         got++;
+        got += await this.#fetchBelow(a, tried);
       }
       this.local.syncPending();
       if (got === 0) break;
     }
     this.#publishMirror(id, bytes);
     return bytes;
+  }
+
+  // What a fetched object names that the next verification would ask for one at a time: a journal's
+  // interior node (§13.7.3: 65 bytes, 0x01 ‖ left ‖ right) names two nodes, a snapshot directory its
+  // subdirectories (verifyRun stops at the first absent one, so one pass per node or directory would
+  // be needed, and MIRROR_PASSES ran out on a workspace of ten directories). They are fetched in the
+  // same pass; only a hint: every object is checked by the next pass.
+  async #fetchBelow(a: Digest, tried: Set<Digest>): Promise<number> {
+    let got = 0;
+    const queue = [a];
+    for (let x = queue.pop(); x !== undefined; x = queue.pop()) {
+      const b = this.local.getObjectSync(x);
+      if (b === null) continue;
+      const below: Digest[] = [];
+      if (b.length === 65 && b[0] === 0x01)
+        below.push(formatDigest(b.slice(1, 33)), formatDigest(b.slice(33, 65)));
+      else if (b[0] === 0x7b)
+        try {
+          for (const e of parseFsDir(b).entries) if (e.kind === "dir") below.push(e.digest);
+        } catch {
+          // not a directory: names nothing
+        }
+      for (const c of below) {
+        if (tried.has(c) || existsSync(this.local.objectPath(c))) continue;
+        tried.add(c);
+        if (!(await this.pg.hasObject(c))) continue;
+        await this.#fetch(c, "named by a fetched object");
+        got++;
+        queue.push(c);
+      }
+    }
+    return got;
   }
 
   // The mirror's record file is replaced by the database's bytes when they differ (the mirror is a

@@ -9,7 +9,7 @@ import {
   type RunEnergy,
   type Segment,
 } from "@sbx/sandbox-attest/runrecord";
-import { verifyRun, type RunObjects, type RunVerification } from "@sbx/sandbox-attest/store";
+import { verifyRun, type RunChecked, type RunObjects, type RunVerification } from "@sbx/sandbox-attest/store";
 import { isHostError } from "../errors.ts";
 import { hashStoredObject } from "../snapshot/verify.ts";
 import type { FileStore } from "./filestore.ts";
@@ -45,7 +45,7 @@ export interface FilesReport {
   readonly phases: Record<Segment["kind"], number>;
   readonly segments: readonly SegmentReport[];
   readonly energy: RunEnergy | null;
-  readonly checked: { attestations: number; receipts: number; trees: number; objects: number };
+  readonly checked: RunChecked;
   readonly missing: readonly string[];
   /** Every did:key whose valid signature was checked on an object the record references, sorted. */
   readonly signers: readonly string[];

@@ -23,7 +23,7 @@ test("a real run verifies from files, with active and idle energy reported", asy
     [r.energy?.active_uj, r.energy?.idle_uj, r.energy?.total_uj, r.energy?.complete],
     ["4000000", "420000", "4420000", true],
   );
-  assert.deepEqual(r.checked, { attestations: 2, receipts: 2, trees: 1, objects: 1 });
+  assert.deepEqual(r.checked, { attestations: 2, receipts: 2, trees: 1, objects: 1, journals: 0, events: 0 });
   assert.deepEqual(r.missing, []);
 });
 

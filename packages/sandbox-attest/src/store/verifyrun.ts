@@ -3,11 +3,14 @@
 // bound to the record's unit and grant set and, when it cites one, to the head it continued from),
 // its energy receipt (§7.5), each snapshot's filesystem tree (§13.8), memory image and manifest.
 // Missing objects are listed, not guessed at; energy is active + idle, complete or not (§13.6).
+// Last, every journal the caller holds (§13.7.3 item 3) is walked from the root its attestation
+// signs and checked node by node, so a changed journal is refused by every verifier of the run.
 // Pure: the caller supplies the bytes and the objects (a directory, a database, an archive).
 import { digestBytes, isWireError, type Amount, type Digest } from "@sbx/wire";
 import { verifyAttestation, type VerifiedAttestation } from "../attestation/verify.ts";
 import { verifyInterval } from "../attestation/interval.ts";
 import { isSandboxAttestError, SandboxAttestError } from "../errors.ts";
+import { readStoredJournal } from "../journal/nodes.ts";
 import { runEnergy, type RunEnergy } from "../runrecord/energy.ts";
 import { walkFsTree } from "../runrecord/fstree.ts";
 import type { RunRecord } from "../runrecord/record.ts";
@@ -43,6 +46,9 @@ export interface RunChecked {
   receipts: number;
   trees: number;
   objects: number;
+  /** Journals walked and checked (§13.7.3), and the events they hold. */
+  journals: number;
+  events: number;
 }
 
 /** The result of verifying a run. Never thrown for a bad record or object: `error` holds the first. */
@@ -189,6 +195,39 @@ function checkObjects(ctx: Ctx): void {
       "ManifestMismatch",
       `the run cites ${ctx.manifests.size} different manifests`,
     );
+  checkJournals(ctx, o);
+}
+
+/**
+ * checkJournals walks, in segment order, the journal of every executed segment whose attestation
+ * verified (§13.7.3 item 3: `ObjectMismatch`, `ObjectMissing`, `JournalRootMismatch`, the §8.2 and
+ * §8.3 codes). A journal whose root is absent was not kept; but where the caller holds the root of
+ * some interval's non-empty journal, it keeps them all (item 2), so the root of another absent is a
+ * journal taken away: `ObjectMissing` (item 6). Run after every other check, so a run refused for
+ * something else keeps that code.
+ */
+function checkJournals(ctx: Ctx, o: RunObjects): void {
+  const absent: string[] = [];
+  let kept = 0;
+  ctx.record.segments.forEach((s, i) => {
+    if (s.kind !== "executed") return;
+    const att = ctx.atts.get(s.attestation);
+    if (att === undefined) return; // missing, listed already
+    const j = att.predicate.journal;
+    const events = readStoredJournal({ size: j.events, root: j.root }, (a) => o.getObject(a));
+    if (events === null) {
+      absent.push(`segment ${i + 1}: journal root ${j.root}`);
+      return;
+    }
+    if (events.length > 0) kept++;
+    ctx.checked.journals++;
+    ctx.checked.events += events.length;
+  });
+  if (kept > 0 && absent.length > 0)
+    throw new SandboxAttestError(
+      "ObjectMissing",
+      `the store keeps this run's journals but not that of ${absent.join(", ")}`,
+    );
 }
 
 // A refusal is told by its class: a coded error of the wire layer or of sandbox-attest is the verdict;
@@ -221,7 +260,8 @@ function decodeChecked(bytes: Uint8Array, opts: VerifyRunOptions): RunRecord {
  * `TornRecord`, `GenesisMismatch`, `HeadMismatch` and the §13.3 codes), then, in segment order, every
  * object `objects` holds: attestations (§7.4 codes, `ObjectMismatch`, `RunHeadMismatch`,
  * `HostMismatch`), signed receipts (§7.5), snapshot trees (§13.8: `ObjectMissing`, `ObjectMismatch`,
- * `BadFsTree`), memory images and manifests, and one manifest for the whole run (`ManifestMismatch`).
+ * `BadFsTree`), memory images and manifests, one manifest for the whole run (`ManifestMismatch`),
+ * then every journal held (§13.7.3: `ObjectMismatch`, `ObjectMissing`, `JournalRootMismatch`, §8).
  * With `objects` null only the record is checked. Never throws for a refusal: the first one is the
  * result's `error`; `isVerdict` lets an I/O layer count its own coded errors as refusals too.
  */
@@ -231,7 +271,14 @@ export function verifyRun(
   opts: VerifyRunOptions = {},
   isVerdict?: (e: unknown) => boolean,
 ): RunVerification {
-  const checked: RunChecked = { attestations: 0, receipts: 0, trees: 0, objects: 0 };
+  const checked: RunChecked = {
+    attestations: 0,
+    receipts: 0,
+    trees: 0,
+    objects: 0,
+    journals: 0,
+    events: 0,
+  };
   const none = { plain: [], signed: [] };
   let record: RunRecord;
   try {

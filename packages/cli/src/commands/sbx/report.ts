@@ -9,8 +9,10 @@ import { CliError } from "../../errors.ts";
 import { readInput, readJsonInput, writeOutput } from "../../files.ts";
 import { readPrincipal } from "../../keyfile.ts";
 import { collectFleet, collectRun } from "../../report/collect.ts";
+import type { RunBundle } from "../../report/bundle.ts";
 import { reportHtml } from "../../report/html.ts";
-import { runStoreDir } from "../../runstore.ts";
+import { collectPgRun } from "../../report/pgcollect.ts";
+import { runStoreDir, runStoreUrl } from "../../runstore.ts";
 
 const EMBED_MAX = 16 * 1024 * 1024;
 const RECORD_MAX = 512 * 1024 * 1024;
@@ -33,7 +35,8 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   --out FILE        the page to write (default report.html)
   --trust FILE|DID  a trusted host key to embed (repeatable); the reader may replace them in the page
   --store DIR       the store the record points into (default: the store the record file lives in;
-                    for a run id: --store, else SBX_STORE, else the XDG default)
+                    for a run id: --store, else SBX_STORE, else the XDG default); for a run id, a
+                    postgres:// connection string reads the run and its objects from that database
   --record-only     embed the record alone
   --journal FILE    a journal ({head, events} as sbx run --out writes it, or a list of events) to embed
                     (repeatable); the page shows it for the interval whose journal root it recomputes to
@@ -93,6 +96,11 @@ function runSource(arg: string, v: Values): { path: string; store: FileStore | n
   return { path: arg, store: openStore(root) };
 }
 
+function whatOf(bundle: RunBundle): string {
+  const omitted = Object.keys(bundle.omitted).length;
+  return `run: ${Object.keys(bundle.signed).length} signed and ${Object.keys(bundle.objects).length} other objects embedded${omitted ? `, ${omitted} left out (over --embed-max)` : ""}`;
+}
+
 function isFleetFile(path: string): boolean {
   return path.endsWith(".json");
 }
@@ -101,7 +109,7 @@ export const command: Command = {
   name: "report",
   summary: "write a self-contained HTML report that re-verifies a run or a fleet in the browser",
   help,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       out: { type: "string" },
       trust: { type: "string", multiple: true },
@@ -124,7 +132,19 @@ export const command: Command = {
     }
     let html: string;
     let what: string;
-    if (isFleetFile(arg)) {
+    // A run id with a PostgreSQL run store: the run and its objects read from the database.
+    const url = isDigest(arg) && !existsSync(arg) ? runStoreUrl(values.store) : null;
+    if (url !== null) {
+      const opts = {
+        embedMax: embedMax(values["embed-max"]),
+        journals: (values.journal ?? []).map(journalEvents),
+        trust,
+        expectHead: values.head,
+      };
+      const bundle = await collectPgRun(url, arg, opts, values["record-only"] === true);
+      html = reportHtml(bundle);
+      what = whatOf(bundle);
+    } else if (isFleetFile(arg)) {
       const bundle = collectFleet(readInput(arg, "fleet file", 16 * 1024 * 1024), basename(arg), trust);
       html = reportHtml(bundle);
       what = "fleet";
@@ -138,13 +158,12 @@ export const command: Command = {
         expectHead: values.head,
       });
       html = reportHtml(bundle);
-      const omitted = Object.keys(bundle.omitted).length;
-      what = `run: ${Object.keys(bundle.signed).length} signed and ${Object.keys(bundle.objects).length} other objects embedded${omitted ? `, ${omitted} left out (over --embed-max)` : ""}`;
+      what = whatOf(bundle);
     }
     writeOutput(out, html, { what: "report" });
     io.out(
       `report written to ${out} (${what}, ${Buffer.byteLength(html)} bytes); open it in a browser to verify`,
     );
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };

@@ -4,10 +4,14 @@ import { reportOf, storeObjects, type FileStore } from "@sbx/host/store";
 import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
 import type { Digest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
+import { redactUrl, verifyPgRun } from "@sbx/host/pg";
+import { resolvePgRun, withPg } from "../../pgruns.ts";
 import { resolveRun } from "../../runref.ts";
-import { readableRunStore } from "../../runstore.ts";
+import { readableRunStore, runStoreUrl } from "../../runstore.ts";
 
-const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx)`;
+const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
+                    a postgres:// connection string reads and verifies each run in that database itself
+                    (nothing is copied into a local store)`;
 
 function verifyStored(store: FileStore, id: Digest): RunVerification {
   return verifyRun(store.readRunSync(id).bytes, storeObjects(store), { expectId: id });
@@ -36,8 +40,8 @@ const runs: Command = {
   help: `usage: sbx runs [--store DIR] [--json]
   Lists every run in the run store: its id, phase (active, parked, closed), number of segments, and
   energy so far (receipts + idle, µJ; "≥" when an attestation is not in the store). Each record is
-  verified from genesis with the objects the store holds; one that does not verify is listed as
-  INVALID with its code.
+  verified from genesis with the objects the store holds, the journals it keeps included (§13.7.3);
+  one that does not verify is listed as INVALID with its code.
 ${STORE_HELP}
   --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete}
 exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,
@@ -47,9 +51,23 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
       json: { type: "boolean" },
     });
     if (positionals.length !== 0) throw new UsageError("sbx runs takes no arguments");
-    const { store, done } = await readableRunStore(values.store, null);
-    await done();
-    const rows = store.recordIds().map((id) => summary(id, verifyStored(store, id)));
+    // On PostgreSQL each run is read and verified from the database itself (pgruns.ts).
+    const url = runStoreUrl(values.store);
+    let where: string;
+    let rows: ReturnType<typeof summary>[];
+    if (url !== null) {
+      where = redactUrl(url);
+      rows = await withPg(url, async (pg) => {
+        const out = [];
+        for (const id of await pg.listRecords()) out.push(summary(id, (await verifyPgRun(pg, id)).run));
+        return out;
+      });
+    } else {
+      const { store, done } = await readableRunStore(values.store, null);
+      await done();
+      where = store.root;
+      rows = store.recordIds().map((id) => summary(id, verifyStored(store, id)));
+    }
     if (values.json === true) printJson(io, rows);
     else {
       io.out(`${"run".padEnd(24)} ${"phase".padEnd(7)} ${"segments".padStart(8)}  energy (µJ)`);
@@ -57,7 +75,7 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
         io.out(
           `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}`,
         );
-      if (rows.length === 0) io.out(`(no runs in ${store.root})`);
+      if (rows.length === 0) io.out(`(no runs in ${where})`);
     }
     return rows.every((r) => r.valid) ? EXIT.ok : EXIT.invalid;
   },
@@ -107,10 +125,20 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
       json: { type: "boolean" },
     });
     if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
-    const { store, done } = await readableRunStore(values.store, positionals[0] ?? null);
-    await done();
-    const id = resolveRun(store, positionals[0]);
-    const v = verifyStored(store, id);
+    const url = runStoreUrl(values.store);
+    let id: Digest;
+    let v: RunVerification;
+    if (url !== null)
+      [id, v] = await withPg(url, async (pg) => {
+        const found = await resolvePgRun(pg, positionals[0]);
+        return [found, (await verifyPgRun(pg, found)).run] as const;
+      });
+    else {
+      const { store, done } = await readableRunStore(values.store, positionals[0] ?? null);
+      await done();
+      id = resolveRun(store, positionals[0]);
+      v = verifyStored(store, id);
+    }
     if (values.json === true)
       printJson(io, {
         id,

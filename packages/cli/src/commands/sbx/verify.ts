@@ -1,11 +1,14 @@
 // `sbx verify <record>`: a run record verified from files alone (sandbox-attest §13.9).
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { FileStore, isHeadArg, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
+import { FileStore, isHeadArg, reportOf, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
+import { redactUrl, verifyPgRun } from "@sbx/host/pg";
+import { isDigest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { runRecordPath } from "./lifecycle/paths.ts";
-import { mirroredRecord } from "../../runstore.ts";
+import { withPg } from "../../pgruns.ts";
+import { runStoreUrl } from "../../runstore.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
@@ -14,13 +17,17 @@ const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --
   head from genesis, phase alternation, snapshot identity at every resume; then every object the
   record references that the store holds: attestations (every signature, by a trusted host, unit and
   grant set, cited head), signed energy receipts (every signature, by the attestation's host, bound
-  to it: §7.5), snapshot trees (every directory and file re-hashed), memory images, manifests.
+  to it: §7.5), snapshot trees (every directory and file re-hashed), memory images, manifests; last,
+  every journal the store keeps for the run, walked node by node from the root its attestation signs
+  (§13.7.3: ObjectMismatch, ObjectMissing, JournalRootMismatch; a journal absent beside a kept one is
+  ObjectMissing).
   Prints segments, phases, energy (active + idle = total), the signers and the verdict: VALID, or
   UNTRUSTED with --any-signer; missing objects are listed.
 ${TRUST_HELP}
   --host DID      the same as --trust (older name)
   --store DIR     the store the record points into (default: the store the record file lives in);
-                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG)
+                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG);
+                  a postgres:// store is read and verified in the database itself
   --record-only   check the record file alone, no objects
   --head DIGEST   the head the record must end at (catches a record cut back at a segment boundary)
   --json          print the full report as JSON ({valid, trusted, signers, …})
@@ -54,7 +61,7 @@ function printReport(r: FilesReport, t: Trust, io: Io): void {
   }
   const c = r.checked;
   io.out(
-    `checked: ${c.attestations} attestations, ${c.receipts} receipts, ${c.trees} snapshot trees, ${c.objects} other objects`,
+    `checked: ${c.attestations} attestations, ${c.receipts} receipts, ${c.trees} snapshot trees, ${c.objects} other objects, ${c.journals} journals (${c.events} events)`,
   );
   for (const m of r.missing) io.out(`  not in store: ${m}`);
   io.out(
@@ -82,17 +89,31 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
     const trust = trustOf(values, values.host);
-    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
-    // With a PostgreSQL run store, this host's mirror of the run is verified (runstore.ts).
-    const mirrored = await mirroredRecord(positionals[0]!, values.store);
-    const path = mirrored?.path ?? runRecordPath(positionals[0]!, values.store);
-    if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
-    if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     if (values.head !== undefined && !isHeadArg(values.head))
       throw new UsageError("--head must be a blake3:<64 hex> digest");
+    const opts = {
+      ...(values.head !== undefined ? { expectHead: values.head } : {}),
+      ...trustedOption(trust, "hosts"),
+    };
+    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
+    // With a PostgreSQL run store, the run is read and verified from the database itself (pgruns.ts).
+    const arg = positionals[0]!;
+    const runId = isDigest(arg) && !existsSync(arg) ? arg : null;
+    const url = runId !== null ? runStoreUrl(values.store) : null;
+    if (runId !== null && url !== null) {
+      const report = await withPg(url, async (pg) => {
+        if (!(await pg.listRecords()).includes(runId))
+          throw new CliError("Unreadable", `no run ${runId} in ${redactUrl(url)}`);
+        return reportOf((await verifyPgRun(pg, runId, opts, values["record-only"] === true)).run);
+      });
+      return done(report, trust, values.json === true, io);
+    }
+    const path = runRecordPath(arg, values.store);
+    if (!existsSync(path)) throw new CliError("Unreadable", `cannot read record ${path}: no such file`);
+    if (!statSync(path).isFile()) throw new CliError("NotAFile", `record ${path} is not a file`);
     let store: FileStore | null = null;
     if (values["record-only"] !== true) {
-      const root = findStore(path, mirrored?.store ?? values.store);
+      const root = findStore(path, values.store);
       if (root === null)
         throw new UsageError("no store found beside the record: pass --store DIR or --record-only");
       try {
@@ -101,12 +122,12 @@ export const command: Command = {
         throw new CliError("Unreadable", `cannot open store ${root}: ${(e as Error).message}`, { cause: e });
       }
     }
-    const report = verifyRecordFiles(path, store, {
-      ...(values.head !== undefined ? { expectHead: values.head } : {}),
-      ...trustedOption(trust, "hosts"),
-    });
-    if (values.json === true) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
-    else printReport(report, trust, io);
-    return report.valid ? EXIT.ok : EXIT.invalid;
+    return done(verifyRecordFiles(path, store, opts), trust, values.json === true, io);
   },
 };
+
+function done(report: FilesReport, trust: Trust, json: boolean, io: Io): number {
+  if (json) printJson(io, { ...report, trusted: report.valid && trust.keys !== null });
+  else printReport(report, trust, io);
+  return report.valid ? EXIT.ok : EXIT.invalid;
+}
