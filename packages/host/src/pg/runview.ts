@@ -23,6 +23,7 @@ import {
   type VerifyRunOptions,
 } from "@sbx/sandbox-attest/store";
 import { HostError, isHostError } from "../errors.ts";
+import { checkLeafFound } from "../snapshot/verify.ts";
 import { withRetry } from "./conn.ts";
 import type { PgStore } from "./pgstore.ts";
 
@@ -121,13 +122,7 @@ export class PgObjectCache {
         }
         const got = this.#leaves.get(a) ?? null;
         if (got instanceof Error) throw got;
-        if (got === null)
-          throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
-        if (got.digest !== a || got.size !== size)
-          throw new SandboxAttestError(
-            "ObjectMismatch",
-            `object ${a} (${path}) does not match its address or size`,
-          );
+        checkLeafFound(got, a, size, path);
       },
     };
   }

@@ -20,6 +20,25 @@ export function hashStoredObject(store: FileStore, address: Digest): { digest: D
 }
 
 /**
+ * checkLeafFound checks a leaf object as found in a store (its digest and size, or null when absent)
+ * against the tree entry that names it: `ObjectMissing`, then `ObjectMismatch` (§13.8).
+ */
+export function checkLeafFound(
+  got: { digest: Digest; size: bigint } | null,
+  a: Digest,
+  size: bigint,
+  path: string,
+): void {
+  if (got === null)
+    throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
+  if (got.digest !== a || got.size !== size)
+    throw new SandboxAttestError(
+      "ObjectMismatch",
+      `object ${a} (${path}) does not match its address or size`,
+    );
+}
+
+/**
  * verifyStoredTree walks the tree `fsRoot` in the store (§13.8): `ObjectMissing` for an absent
  * object, `ObjectMismatch` for one whose bytes or size differ, `BadFsTree` for a malformed directory.
  */
@@ -28,13 +47,7 @@ export function verifyStoredTree(store: FileStore, fsRoot: Digest): FsTreeStats 
     getDir: (a) => store.getObjectSync(a),
     checkLeaf: (a, size, _kind, path) => {
       const got = hashStoredObject(store, a);
-      if (got === null)
-        throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
-      if (got.digest !== a || got.size !== size)
-        throw new SandboxAttestError(
-          "ObjectMismatch",
-          `object ${a} (${path}) does not match its address or size`,
-        );
+      checkLeafFound(got, a, size, path);
     },
   });
 }

@@ -3,15 +3,10 @@
 // snapshot leaves hashed as streams. The report is what `sbx verify` prints.
 import { readFileSync, statSync } from "node:fs";
 import { isDigest, type Digest } from "@sbx/wire";
-import {
-  decodeRecord,
-  SandboxAttestError,
-  type RunEnergy,
-  type Segment,
-} from "@sbx/sandbox-attest/runrecord";
+import { decodeRecord, type RunEnergy, type Segment } from "@sbx/sandbox-attest/runrecord";
 import { verifyRun, type RunChecked, type RunObjects, type RunVerification } from "@sbx/sandbox-attest/store";
 import { isHostError } from "../errors.ts";
-import { hashStoredObject } from "../snapshot/verify.ts";
+import { checkLeafFound, hashStoredObject } from "../snapshot/verify.ts";
 import type { FileStore } from "./filestore.ts";
 import { readSettled } from "./records.ts";
 
@@ -66,13 +61,7 @@ export function storeObjects(store: FileStore): RunObjects {
     getSigned: (a) => store.getSignedSync(a),
     checkLeaf: (a, size, path) => {
       const got = hashStoredObject(store, a);
-      if (got === null)
-        throw new SandboxAttestError("ObjectMissing", `object ${a} (${path}) is not in the store`);
-      if (got.digest !== a || got.size !== size)
-        throw new SandboxAttestError(
-          "ObjectMismatch",
-          `object ${a} (${path}) does not match its address or size`,
-        );
+      checkLeafFound(got, a, size, path);
     },
   };
 }
