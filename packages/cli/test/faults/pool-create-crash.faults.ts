@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { verifyLedger } from "@sbx/sandbox-attest/warmpool";
-import { openPoolDir, readParked } from "@sbx/host/pool";
+import { openPoolDir, poolPaths, readParked } from "@sbx/host/pool";
 import { hostHierarchies } from "@sbx/host/sandbox";
 import { sbx } from "../lifecycle-helpers.ts";
 
@@ -66,7 +66,7 @@ function cgroupsOf(pid: number): string[] {
 function leftovers(name: string, pid: number, tmp: string) {
   const dir = poolDir(name);
   const items = existsSync(join(dir, "items")) ? readdirSync(join(dir, "items")) : [];
-  const ledger = existsSync(join(dir, "ledger.jsonl")) ? openPoolDir(dir).account.items : new Map();
+  const ledger = existsSync(poolPaths(dir).ledger) ? openPoolDir(dir).account.items : new Map();
   const owned = items.filter((i) => ledger.has(i)).map((i) => join(dir, "items", i));
   const ownedFolders = owned.flatMap((d) => {
     const info = readParked(d);
@@ -116,7 +116,7 @@ test("sbx pool create killed at every step leaves nothing that list, destroy or 
     assert.deepEqual(after.folders, [], `${at}: no host folder outside the ledger is left`);
     assert.deepEqual(after.cgroups, [], `${at}: no cgroup of the killed create is left`);
     assert.deepEqual(after.unledgered, [], `${at}: no item outside the ledger is left`);
-    if (existsSync(join(poolDir(name), "ledger.jsonl"))) {
+    if (existsSync(poolPaths(poolDir(name)).ledger)) {
       verifyLedger(openPoolDir(poolDir(name)));
       assert.equal((await sbx(["pool", "destroy", "--store", store, "--pool", name])).code, 0);
     }
