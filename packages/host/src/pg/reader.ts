@@ -2,11 +2,13 @@
 //
 // A read is one statement returning one row: the record's bytes (the header row followed by every
 // segment row's line, joined by the server in seq order, so the client decodes them where they
-// arrive, with no copy per row) and, per segment row, its seq, prev and head columns and the length
-// of its line (`cols`, a fixed binary layout). Every row is still checked: the bytes are decoded from
-// genesis by the strict decoder (decodeRecord: every head recomputed, §13.3 on every segment), the
-// header row and each line row must hold exactly one line (`StoreCorrupt`), and each row's
-// seq/prev/head columns must agree with the chain (`StoreCorrupt`).
+// arrive, with no copy per row) and the segment rows' columns. Every row is still checked: the bytes
+// are decoded from genesis by the strict decoder (decodeRecord: every head recomputed, §13.3 on every
+// segment), the header row must hold exactly one line, and each row's seq/prev/head columns and its
+// line's length must agree with the chain (`StoreCorrupt`). A read from genesis receives the columns
+// as the server's framed SHA-256 over them and the row count, and compares them with the same digest
+// computed from the decoded chain (so a row holding two lines, or none, changes the lengths hashed);
+// a warm read receives the new rows' columns themselves (`cols`, a fixed binary layout).
 //
 // A reader keeps, per record, the state it verified last: the decoded record, its wire bytes and
 // where each line ends. A later read returns the rows after that prefix, in the same form, together
@@ -35,7 +37,9 @@
 // most of each read aggregating and hashing every old row (bench/store.bench.ts, warm 8 readers).
 // Why one row: a result of one row per segment cost the client more to receive and take apart
 // (pg's per-row, per-column parsing and one Buffer per value) than decoding and verifying the
-// record did (bench/store.bench.ts, cold reads).
+// record did (bench/store.bench.ts, cold reads). Why a digest of the columns on a cold read: the
+// columns in hex were a third of the result, and parsing and comparing them cost the client about
+// as much as decoding the record's header.
 //
 // Readers never share a mutable state: a read extends a fork of the cached state and publishes it
 // only when it is longer than what is cached.
@@ -59,7 +63,7 @@ export const READER_CACHE = 1024;
 /** Every how many warm reads of one record a reader checks every held row (the full digest). */
 export const FULL_CHECK_EVERY = 16;
 
-interface Verified {
+export interface Verified {
   readonly record: RunRecord;
   /** the record's wire bytes: the header row, then each segment row's line */
   readonly bytes: Uint8Array;
@@ -84,7 +88,7 @@ interface RowCols {
 }
 
 /** What every read statement returns (one row). */
-interface ReadRow {
+export interface ReadRow {
   /** the prefix digest (warm reads) */
   h?: Buffer;
   /** how many held rows the digest covered (warm reads) */
@@ -93,7 +97,10 @@ interface ReadRow {
   bytes: Buffer | null;
   /** cold reads: the header row's length */
   hl?: number;
-  cols: Buffer | null;
+  /** warm reads: the new rows' columns (see LINES_AND_COLS) */
+  cols?: Buffer | null;
+  /** cold reads: the framed digest of every segment row's columns (see COLD) */
+  c?: Buffer;
 }
 
 // A bytea's frame for the digests: its length as 4 bytes big-endian, then its bytes.
@@ -102,16 +109,25 @@ const ROW_FRAMED = (s: string) =>
   `${FRAMED(`${s}.prev`)} || ${FRAMED(`${s}.head`)} || ${FRAMED(`${s}.line`)}`;
 // Per segment row: seq, the line's length, then prev and head each with its length (4 bytes each,
 // big-endian), so the client reads the columns as they are stored, whatever their lengths.
+const COLS = (s: string) =>
+  `int4send(${s}.seq) || int4send(length(${s}.line)) || ${FRAMED(`${s}.prev`)} || ${FRAMED(`${s}.head`)}`;
 const LINES_AND_COLS = (s: string) =>
   `string_agg(${s}.line, ''::bytea ORDER BY ${s}.seq) AS lines, ` +
-  `string_agg(int4send(${s}.seq) || int4send(length(${s}.line)) || ${FRAMED(`${s}.prev`)} || ${FRAMED(`${s}.head`)}, ''::bytea ORDER BY ${s}.seq) AS cols`;
+  `string_agg(${COLS(s)}, ''::bytea ORDER BY ${s}.seq) AS cols`;
 
-// The header and every row, in one row (a record has at most one header row: id is its key).
+// The header and every row's line, in one row (a record has at most one header row: id is its key),
+// with the number of segment rows and the framed SHA-256 of their columns in seq order: per row its
+// seq and the length of its line (4 bytes each, big-endian), then prev and head framed. The client
+// computes the same digest from the chain it decoded, so every column of every row is checked
+// without the columns crossing the wire.
 const COLD = {
   name: "sbx_read_cold",
-  text: `SELECT r.header || coalesce(t.lines, ''::bytea) AS bytes, length(r.header) AS hl, t.cols
+  text: `SELECT r.header || coalesce(t.lines, ''::bytea) AS bytes, length(r.header) AS hl, t.n, t.c
     FROM sbx_records r
-    CROSS JOIN LATERAL (SELECT ${LINES_AND_COLS("s")} FROM sbx_segments s WHERE s.record = r.id) t
+    CROSS JOIN LATERAL (SELECT string_agg(s.line, ''::bytea ORDER BY s.seq) AS lines,
+                               sha256(coalesce(string_agg(${COLS("s")}, ''::bytea ORDER BY s.seq), ''::bytea)) AS c,
+                               count(*) AS n
+                          FROM sbx_segments s WHERE s.record = r.id) t
    WHERE r.id = $1`,
 };
 
@@ -270,17 +286,40 @@ const view = (b: Buffer | null) =>
 async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified | null> {
   const r = await q.query<ReadRow>(COLD, [raw(id)]);
   const row = r.rows[0];
-  if (row === undefined) return null;
+  return row === undefined ? null : verifyCold(id, row);
+}
+
+/** verifyCold verifies the row of a read from genesis of record `id` (see fromGenesis). */
+export function verifyCold(id: Digest, row: ReadRow): Verified {
   const bytes = view(row.bytes);
   const hl = row.hl ?? 0;
-  const { record } = decodeRecord(bytes);
+  const { record, lineEnds } = decodeRecord(bytes);
   if (record.genesis !== id)
     throw new SandboxAttestError("GenesisMismatch", `record stored as ${id} has genesis ${record.genesis}`);
-  if (hl === 0 || bytes.indexOf(LF) !== hl - 1) throw corrupt(id, "the header row is not one line");
-  const { ends, ...cols } = rowCols(id, row.cols, bytes, hl);
-  checkColumns(id, record, 0, cols);
+  if (hl === 0 || lineEnds[0] !== hl) throw corrupt(id, "the header row is not one line");
+  const n = record.segments.length;
+  if (Number(row.n) !== n) throw corrupt(id, `${String(row.n)} segment rows hold ${String(n)} lines`);
+  if (row.c === undefined || !row.c.equals(coldColumns(record, lineEnds)))
+    throw corrupt(id, "the segment rows' columns (seq, prev, head, line length) do not match the chain");
   // reads starts at the limit: the first warm read after a verification from genesis is a full one.
-  return { record, bytes, ends: [hl, ...ends], hash: null, spot: null, reads: FULL_CHECK_EVERY };
+  return { record, bytes, ends: lineEnds, hash: null, spot: null, reads: FULL_CHECK_EVERY };
+}
+
+// coldColumns is COLD's column digest as the decoded chain says it must be: per segment n, n and
+// its line's length (4 bytes each, big-endian), then headₙ₋₁ and headₙ, each as 32 (4 bytes) and
+// its 32 bytes.
+function coldColumns(record: RunRecord, lineEnds: readonly number[]): Buffer {
+  const heads = record.heads;
+  const rows = Buffer.allocUnsafe(80 * (heads.length - 1));
+  for (let n = 1, at = 0; n < heads.length; n++, at += 80) {
+    rows.writeUInt32BE(n, at);
+    rows.writeUInt32BE(lineEnds[n]! - lineEnds[n - 1]!, at + 4);
+    rows.writeUInt32BE(32, at + 8);
+    rows.write(heads[n - 1]!.slice(7), at + 12, 32, "hex");
+    rows.writeUInt32BE(32, at + 44);
+    rows.write(heads[n]!.slice(7), at + 48, 32, "hex");
+  }
+  return createHash("sha256").update(rows).digest();
 }
 
 /** The statement of a read from genesis ($1: the record id), for the bench to run under pgbench. */
@@ -343,10 +382,10 @@ export class RecordReader {
     if (row?.h === undefined || Number(row.n) !== count || !row.h.equals(mine))
       return this.#rewritten(id, known);
     const lines = view(row.bytes);
-    if (lines.length === 0 && row.cols === null) return known;
+    if (lines.length === 0 && (row.cols ?? null) === null) return known;
     const record = known.record.fork();
     continueRecord(record, lines, 0);
-    const { ends, ...cols } = rowCols(id, row.cols, lines, 0);
+    const { ends, ...cols } = rowCols(id, row.cols ?? null, lines, 0);
     checkColumns(id, record, n, cols);
     const base = known.bytes.length;
     const v: Verified = {

@@ -71,6 +71,13 @@ export function segmentHead(prev: Digest, seg: Segment): Digest {
 }
 
 /**
+ * createChecked is RunRecord.create for a caller that has just computed head₀ = runGenesis(unitId,
+ * grantsId) itself (the record decoder, which checks the header's stated head against it), so the
+ * hash is not computed twice. Internal to this package: not exported from its index.
+ */
+export let createChecked: (unitId: Digest, grantsId: Digest, genesis: Digest) => RunRecord;
+
+/**
  * A run record in memory: its bound ids, segments, every head, and the phase state. Appends are
  * checked against §13.3 before anything changes, so a refused append leaves the record as it was.
  */
@@ -84,10 +91,10 @@ export class RunRecord {
   /** The current head's raw bytes, kept so an append does not re-parse the hex form (owned, updated in place). */
   readonly #raw: Uint8Array;
 
-  private constructor(unitId: Digest, grantsId: Digest) {
+  private constructor(unitId: Digest, grantsId: Digest, genesis?: Digest) {
     this.unitId = unitId;
     this.grantsId = grantsId;
-    this.genesis = runGenesis(unitId, grantsId);
+    this.genesis = genesis ?? runGenesis(unitId, grantsId);
     this.#heads = [this.genesis];
     this.#raw = parseDigest(this.genesis);
   }
@@ -95,6 +102,10 @@ export class RunRecord {
   /** RunRecord.create starts a new run of `unitId` under `grantsId` (head₀ only). */
   static create(unitId: Digest, grantsId: Digest): RunRecord {
     return new RunRecord(unitId, grantsId);
+  }
+
+  static {
+    createChecked = (unitId, grantsId, genesis) => new RunRecord(unitId, grantsId, genesis);
   }
 
   /**

@@ -13,7 +13,7 @@ import {
   type Json,
 } from "@sbx/wire";
 import { SandboxAttestError, isSandboxAttestError } from "../errors.ts";
-import { RUNRECORD_TAG, RunRecord, runGenesis } from "./record.ts";
+import { createChecked, RUNRECORD_TAG, RunRecord, runGenesis } from "./record.ts";
 import { appendExecutedLines, readSegmentLine } from "./line.ts";
 import { parseSegment, type Segment } from "./segment.ts";
 
@@ -118,6 +118,55 @@ function parseHeader(o: Record<string, Json>, opts: DecodeOptions): RecordHeader
   )
     throw new SandboxAttestError("GenesisMismatch", "record binds a different unit or grant set");
   return { format: RUNRECORD_TAG, unit_id: o.unit_id, grants_id: o.grants_id, head: o.head };
+}
+
+// The header line parsed strictly: every refusal of a header is made here.
+function strictHeader(bytes: Uint8Array, opts: DecodeOptions): RunRecord {
+  const l = parseLine(bytes, 1);
+  if (canonicalText(l.value, 1) !== l.text) badLine(1, "not in canonical form");
+  const h = parseHeader(l.value, opts);
+  return createChecked(h.unit_id, h.grants_id, h.head);
+}
+
+// The header a writer makes (encodeHeader), byte for byte: its members in JCS order, each id a
+// digest of 64 lower-case hex digits. Offsets are fixed: the ids start after these prefixes.
+const H_GRANTS = `{"format":"${RUNRECORD_TAG}","grants_id":"`;
+const H_HEAD = `","head":"`;
+const H_UNIT = `","unit_id":"`;
+const H_END = `"}`;
+const DIGEST_LEN = "blake3:".length + 64;
+const HEADER_LEN = H_GRANTS.length + H_HEAD.length + H_UNIT.length + H_END.length + 3 * DIGEST_LEN;
+
+/**
+ * readHeaderLine is the fast reader of line 1 (bytes[0, nl)): when the line is exactly the header
+ * encodeHeader writes for ids that bind (head = head₀ of the ids, and the ids `opts` names), the
+ * record at head₀; null for anything else, which the strict reader then reads and refuses. Only a
+ * line equal to its own canonical form is accepted, so both readers accept exactly the same headers.
+ */
+function readHeaderLine(bytes: Uint8Array, nl: number, opts: DecodeOptions): RunRecord | null {
+  if (nl !== HEADER_LEN) return null;
+  const text = byteText(bytes.subarray(0, nl), 0);
+  const g = H_GRANTS.length;
+  const h = g + DIGEST_LEN + H_HEAD.length;
+  const u = h + DIGEST_LEN + H_UNIT.length;
+  if (
+    !text.startsWith(H_GRANTS) ||
+    !text.startsWith(H_HEAD, g + DIGEST_LEN) ||
+    !text.startsWith(H_UNIT, h + DIGEST_LEN) ||
+    !text.startsWith(H_END, u + DIGEST_LEN)
+  )
+    return null;
+  const grantsId = text.slice(g, g + DIGEST_LEN);
+  const head = text.slice(h, h + DIGEST_LEN);
+  const unitId = text.slice(u, u + DIGEST_LEN);
+  if (!isDigest(grantsId) || !isDigest(head) || !isDigest(unitId)) return null;
+  if (
+    (opts.unitId !== undefined && opts.unitId !== unitId) ||
+    (opts.grantsId !== undefined && opts.grantsId !== grantsId)
+  )
+    return null;
+  const genesis = runGenesis(unitId, grantsId);
+  return genesis === head ? createChecked(unitId, grantsId, genesis) : null;
 }
 
 // Appends segment n to `r` and checks the head the line states; a refusal names the line.
@@ -229,10 +278,7 @@ export function decodeRecord(bytes: Uint8Array, opts: DecodeOptions = {}): Decod
       throw new SandboxAttestError("TornRecord", `${bytes.length} bytes after the last complete line`);
     throw new SandboxAttestError("BadRecord", "empty record file");
   }
-  const l = parseLine(bytes.subarray(0, nl), 1);
-  if (canonicalText(l.value, 1) !== l.text) badLine(1, "not in canonical form");
-  const h = parseHeader(l.value, opts);
-  const record = RunRecord.create(h.unit_id, h.grants_id);
+  const record = readHeaderLine(bytes, nl, opts) ?? strictHeader(bytes.subarray(0, nl), opts);
   const lineEnds: number[] = [nl + 1];
   const start = appendLines(record, bytes, nl + 1, lineEnds);
   const tornBytes = bytes.length - start;

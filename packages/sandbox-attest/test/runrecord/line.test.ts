@@ -1,11 +1,16 @@
 // The fast line reader (line.ts) against the strict one: the canonical text it rebuilds is RFC 8785's,
-// and every line it accepts the strict reader accepts as the same segment.
+// and every line it accepts the strict reader accepts as the same segment; the header reader against
+// a plain restatement of the header rule.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { canonicalize, parseStrict, utf8, type Digest } from "@sbx/wire";
+import { canonicalize, isDigest, parseStrict, utf8, type Digest } from "@sbx/wire";
 import {
+  decodeRecord,
+  encodeHeader,
   encodeSegmentLine,
+  RUNRECORD_TAG,
+  runGenesis,
   parseSegment,
   readSegmentLine,
   segmentJcs,
@@ -82,4 +87,52 @@ test("every line the fast reader accepts after a byte change, the strict reader 
         assert.equal(v.head, fast.head);
       }
   });
+});
+
+// The header's fast reader (wire.ts readHeaderLine) against a plain restatement of §13.5's header
+// rule: a header line is accepted exactly when it is one JSON object of the four members, in its
+// canonical text, whose ids are digests and whose head is head₀ of those ids; otherwise the record is
+// refused, GenesisMismatch for a wrong head, BadRecord for everything else.
+function headerRule(line: Uint8Array): "ok" | "GenesisMismatch" | "BadRecord" {
+  let v: unknown;
+  try {
+    v = parseStrict(new TextDecoder("utf-8", { fatal: true }).decode(line));
+  } catch {
+    return "BadRecord";
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "BadRecord";
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).sort().join(",");
+  if (keys !== "format,grants_id,head,unit_id" || o["format"] !== RUNRECORD_TAG) return "BadRecord";
+  if (!isDigest(o["unit_id"]) || !isDigest(o["grants_id"]) || !isDigest(o["head"])) return "BadRecord";
+  if (canonicalize(o) !== new TextDecoder().decode(line)) return "BadRecord";
+  return runGenesis(o["unit_id"], o["grants_id"]) === o["head"] ? "ok" : "GenesisMismatch";
+}
+
+test("the header reader accepts exactly the headers the rule accepts: every one-byte change of a writer's header", () => {
+  const header = encodeHeader(d("unit"), d("grants"));
+  const line = header.subarray(0, header.length - 1);
+  const subs = [0x20, 0x22, 0x30, 0x41, 0x61, 0x66, 0x67, 0x7b, 0x7d, 0xc3];
+  let refused = 0;
+  for (let i = 0; i < line.length; i++)
+    for (const b of subs) {
+      if (line[i] === b) continue;
+      const bad = Uint8Array.from(header);
+      bad[i] = b;
+      const want = headerRule(bad.subarray(0, bad.length - 1));
+      let got: string;
+      try {
+        got = decodeRecord(bad).record.genesis === runGenesis(d("unit"), d("grants")) ? "ok" : "ok-other";
+      } catch (e) {
+        got = (e as { code?: string }).code ?? "uncoded";
+      }
+      if (want === "ok") assert.equal(got.startsWith("ok"), true, `byte ${String(i)} → ${String(b)}`);
+      else assert.equal(got, want, `byte ${String(i)} → ${String(b)}`);
+      if (got !== "ok" && got !== "ok-other") refused++;
+    }
+  assert.ok(refused > line.length * 5, "most one-byte changes are refused");
+  assert.equal(decodeRecord(header).record.genesis, runGenesis(d("unit"), d("grants")));
+  // The ids a caller names must be bound (fast path or not): GenesisMismatch otherwise.
+  assert.throws(() => decodeRecord(header, { unitId: d("other") }), { code: "GenesisMismatch" });
+  assert.throws(() => decodeRecord(header, { grantsId: d("other") }), { code: "GenesisMismatch" });
 });
