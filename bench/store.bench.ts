@@ -13,15 +13,25 @@
 //    every held row on every 16th: reader.ts) and cold (a new reader every time: verified from
 //    genesis), vs `pgbench` running the same read (the header and the 20 rows)
 //    without verifying; also shown against a one-row SELECT. For the cold phases, this process's
-//    CPU per read and its share of the wall time (near 100%: the one Node thread is the limit), and
-//    pgbench running the cold read's own statement (the server's side of it, no verifying client);
+//    CPU per read and its share of the wall time (near 100% when the one Node thread is the limit),
+//    pgbench running the cold read's own statement (the server's side of it, no verifying client),
+//    and the server's CPU per cold read (its processes' CPU in /proc over the phase: on a machine
+//    of few cores the client's and the server's CPU together bound the rate);
 //  - object upload: a workspace's files (SBX_BENCH_STORE_MIB, default 1024 MiB, in
 //    SBX_BENCH_STORE_FILES, default 10,000, files) streamed into PgStore vs snapshotDir into the
 //    file store (which also hashes and writes every file, plus the directory objects).
 // SBX_BENCH_STORE_SECONDS (default 5) is the length of each timed phase, SBX_BENCH_STORE_ROUNDS
 // (default 3) how many; SBX_BENCH_STORE_QUICK=1 is a short run (1 s × 1, 64 MiB / 500 files).
 import { spawnSync } from "node:child_process";
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { randomFillSync } from "node:crypto";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -74,12 +84,40 @@ function pgbench(c: TestCluster, script: string, clients: number, syncCommit: st
 }
 
 /** This process's CPU in the last `lanes` phase: µs per operation, and the share of the wall time. */
-const lastCpu = { perOp: 0, busy: 0 };
+const lastCpu = { perOp: 0, busy: 0, serverPerOp: 0 };
+
+/** The cluster whose server processes' CPU `lanes` also measures (µs), when set. */
+let measured: TestCluster | null = null;
+
+/**
+ * serverCpuUs is the CPU (user + system, µs) used so far by the server processes of `c`: its
+ * postmaster (data/postmaster.pid) and every process whose parent it is (the backends), from
+ * /proc/PID/stat. A backend that ended during the phase is not counted.
+ */
+function serverCpuUs(c: TestCluster): number {
+  const tick = 1e6 / 100; // USER_HZ is 100 on Linux
+  const master = Number(readFileSync(join(c.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // ended meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pid) !== master && Number(f[1]) !== master) continue;
+    total += (Number(f[11]) + Number(f[12])) * tick;
+  }
+  return total;
+}
 
 /** lanes runs `lanes` concurrent loops of `op` for SECONDS and returns operations per second. */
 async function lanes(n: number, op: (lane: number, i: number) => Promise<void>): Promise<number> {
   const end = Date.now() + SECONDS * 1000;
   let count = 0;
+  const server = measured === null ? 0 : serverCpuUs(measured);
   const cpu = process.cpuUsage();
   const t = process.hrtime.bigint();
   await Promise.all(
@@ -94,6 +132,7 @@ async function lanes(n: number, op: (lane: number, i: number) => Promise<void>):
   const used = process.cpuUsage(cpu);
   lastCpu.perOp = (used.user + used.system) / count;
   lastCpu.busy = (used.user + used.system) / wallUs;
+  lastCpu.serverPerOp = measured === null ? 0 : (serverCpuUs(measured) - server) / count;
   return count / (wallUs / 1e6);
 }
 
@@ -220,6 +259,7 @@ INSERT INTO bench_rows (k, v) SELECT sha224(i::text::bytea), repeat('x', 200)::b
 
 export default async function main(): Promise<void> {
   const c = await startCluster();
+  measured = c;
   try {
     await PgStore.init(c.url);
     const store = await PgStore.open(c.url, { max: 8 });
@@ -306,6 +346,7 @@ export default async function main(): Promise<void> {
         `  Node thread, last cold phase: CPU per read, busy`,
         `${cpu.perOp.toFixed(0)} µs ${(100 * cpu.busy).toFixed(0)}%`,
       );
+      row(`  PostgreSQL, last cold phase: server CPU per read`, `${cpu.serverPerOp.toFixed(0)} µs`);
     }
     await uploads(store, c);
     console.log(

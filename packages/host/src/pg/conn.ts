@@ -32,10 +32,13 @@ export function redactUrl(url: string): string {
 export async function openPool(url: string, opts: PgOptions = {}): Promise<Pool> {
   const pg = (await import("pg")).default;
   // allowExitOnIdle: a command ends when its work is done, without waiting for idle connections.
+  // idleTimeoutMillis 0: idle connections stay open until the pool ends (at most `max`), and no
+  // timer is armed and cleared around every statement.
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 4,
     connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 0,
     allowExitOnIdle: true,
   });
   pool.on("error", () => undefined); // an idle client lost its server: the pool replaces it
