@@ -254,11 +254,13 @@ export function claimPoolItem(
     retries,
   } = commitPoolOp(
     dir,
-    (t) => {
+    (t, stillHead) => {
       const it = pickResident(t, o.item);
       // The residency up to now and the claim go in one log entry: the claim is committed with the
       // residency it carries, or neither is.
       const body = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
+      // Under contention most heads are lost: decide again before signing on one already taken.
+      if (!stillHead()) throw new HostError("StaleHead", `${dir}: the ledger moved on while claiming`);
       const envs = sign(t, [body], o.key);
       envs.push(appendEntry(t, claimBody(t, it, o.unit, o.grants), o.key));
       return { envs, result: it };
