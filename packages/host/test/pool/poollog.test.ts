@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { addressOf, digestBytes, testKey, type KeyPair } from "@sbx/wire";
+import { addressOf, digestBytes, testKey } from "@sbx/wire";
 import { replayLedger, summarize } from "@sbx/sandbox-attest/warmpool";
 import {
   claimPoolItem,
@@ -21,6 +21,7 @@ import {
   poolLogDir,
   poolPaths,
 } from "@sbx/host/pool";
+import { countingKey } from "./counting-key.ts";
 
 const key = testKey("poollog-host");
 const root = mkdtempSync(join(tmpdir(), "sbx-poollog-"));
@@ -193,16 +194,7 @@ test("an entry that is not envelope lines, and a pool of the older one-file form
 
 test("a claim whose head is taken before it signs decides again without signing on the lost head", async () => {
   const dir = await pool(3);
-  // The host key, counting its signatures (each reads the seed once: wire signBytes).
-  let signed = 0;
-  const counted: KeyPair = {
-    publicKey: key.publicKey,
-    did: key.did,
-    get seed() {
-      signed++;
-      return key.seed;
-    },
-  };
+  const counted = countingKey(key);
   // Another claimant takes the head while this claim measures its residency (after its open,
   // before its signatures): the first `now` it reads runs that claim.
   let raced = false;
@@ -213,14 +205,14 @@ test("a claim whose head is taken before it signs decides again without signing 
     }
     return Date.now() + 5;
   };
-  const c = claimPoolItem(dir, { unit, grants, key: counted, now });
+  const c = claimPoolItem(dir, { unit, grants, key: counted.key, now });
   assert.equal(c.retries, 1, "the lost head was decided again");
   const last = readdirSync(poolLogDir(dir))
     .filter((f) => /^[0-9]{12}$/.test(f))
     .sort()
     .pop()!;
   const own = readFileSync(join(poolLogDir(dir), last), "utf8").split("\n").length - 2;
-  assert.equal(signed, own, "only the envelopes committed were signed");
+  assert.equal(counted.taken(), own, "only the envelopes committed were signed");
   assert.equal(fromFiles(dir).items.claimed, 2);
   await destroyPoolDir(dir, key);
 });
