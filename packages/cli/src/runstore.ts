@@ -7,7 +7,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { FileStore } from "@sbx/host/store";
 import { isPgUrl, PgStore, SharedRunStore } from "@sbx/host/pg";
 import { restoreSnapshot, snapshotDir, type SnapshotResult } from "@sbx/host/snapshot";
-import { isDigest, type Digest } from "@sbx/wire";
+import type { Digest } from "@sbx/wire";
 import { CliError } from "./errors.ts";
 
 /** runStoreChoice is the raw selection: the flag, else the environment, else null (the XDG default). */
@@ -119,10 +119,13 @@ export async function restoreRun(s: RunStore, fsRoot: Digest, dest: string): Pro
 }
 
 /**
- * readableRunStore is the file store a reading command (runs, show, export, verify RUN) works on:
- * the file store itself, or, for PostgreSQL, the host's mirror of it holding the runs named by
- * `ref` (a run id or a unique prefix; every run when null), each copied from the database with
- * every object its verification asks for (SharedRunStore.mirrorRun). Call done() after.
+ * readableRunStore is the file store `sbx export` (commands/sbx/archive.ts) reads a run from: the
+ * file store itself, or, for PostgreSQL, the host's mirror of it holding the runs named by `ref` (a
+ * run id or a unique prefix; every run when null), each copied from the database with every object
+ * its verification asks for (SharedRunStore.mirrorRun). `sbx runs` and `sbx show`
+ * (commands/sbx/runs.ts) call it only for a file store, which it returns as it is: on PostgreSQL
+ * they and `sbx verify RUN` read the database directly (verifyPgRun, host/src/pg/runview.ts), and so
+ * does `sbx report RUN` (report/pgcollect.ts). Call done() after.
  */
 export async function readableRunStore(
   given: string | undefined,
@@ -143,18 +146,4 @@ export async function readableRunStore(
     await s.close();
     throw e;
   }
-}
-
-/**
- * mirroredRecord: for a run id with a PostgreSQL run store selected, the record file of this host's
- * mirror of the run and the mirror's folder (readableRunStore); null otherwise (a file, or a file store).
- */
-export async function mirroredRecord(
-  arg: string,
-  given: string | undefined,
-): Promise<{ path: string; store: string } | null> {
-  if (!isDigest(arg) || runStoreUrl(given) === null) return null;
-  const { store, done } = await readableRunStore(given, arg);
-  await done();
-  return { path: store.recordPath(arg), store: store.root };
 }

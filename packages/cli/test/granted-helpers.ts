@@ -49,6 +49,23 @@ export async function startAgent(g: Granted, env: Record<string, string> = {}, g
   return { store, ws, id };
 }
 
+/**
+ * resumeGranted runs `sbx resume` on the run `id` of the file store `store` under the grant's flags,
+ * in the workspace `g.p(ws)`, detached unless `detach` is false.
+ */
+export function resumeGranted(g: Granted, store: string, id: Digest, ws: string, detach = true) {
+  return sbx([
+    "resume",
+    id,
+    "--store",
+    store,
+    "--workspace",
+    g.p(ws),
+    ...(detach ? ["--detach"] : []),
+    ...g.flags,
+  ]);
+}
+
 export { waitKinds } from "./lifecycle-helpers.ts";
 
 export interface Spend {

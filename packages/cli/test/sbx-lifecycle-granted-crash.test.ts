@@ -8,7 +8,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { kinds, sbx, settled, waitFor } from "./lifecycle-helpers.ts";
-import { granted, intervalSpends, ledgerSpends, startAgent, verifyTotals } from "./granted-helpers.ts";
+import {
+  granted,
+  intervalSpends,
+  ledgerSpends,
+  resumeGranted,
+  startAgent,
+  verifyTotals,
+} from "./granted-helpers.ts";
 
 test("SIGKILL of the supervisor between a segment's append and its debit: the debit is made once at resume", async () => {
   const g = await granted("100J");
@@ -23,16 +30,7 @@ test("SIGKILL of the supervisor between a segment's append and its debit: the de
     // Parked without its supervisor, then resumed under the grant: the owed debit is made first.
     const d = await sbx(["suspend", id, "--release", "--store", store]);
     assert.equal(d.code, 0, d.err);
-    const res = await sbx([
-      "resume",
-      id,
-      "--store",
-      store,
-      "--workspace",
-      g.p("ws2"),
-      "--detach",
-      ...g.flags,
-    ]);
+    const res = await resumeGranted(g, store, id, "ws2");
     assert.equal(res.code, 0, res.err);
     const first = intervalSpends(g.p("ledger"));
     assert.equal(first.length, 1, "the owed debit, once");

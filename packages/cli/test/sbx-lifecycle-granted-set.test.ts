@@ -7,16 +7,23 @@
 // refused when any chain of the set is revoked.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addressOf, payloadOf, type Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { FileStore } from "@sbx/host/store";
-import { lockHolder } from "@sbx/host/durable";
 import { idleCites } from "../src/commands/sbx/lifecycle/granted.ts";
-import { fileIs, kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
-import { granted, jcp, ledgerSpends, startAgent, waitKinds, type Granted } from "./granted-helpers.ts";
+import { fileIs, kinds, sbx, settled, waitFor } from "./lifecycle-helpers.ts";
+import {
+  granted,
+  jcp,
+  ledgerSpends,
+  resumeGranted,
+  startAgent,
+  waitKinds,
+  type Granted,
+} from "./granted-helpers.ts";
 
 /** Chain A (alice.chain, `ujA`) and chain B (100 J), both over /fs/work/**, as the set set.json. */
 async function grantSet(ujA: string) {
@@ -111,14 +118,7 @@ test("SIGKILL of the supervisor between two chains' shares of one interval: the 
     const { store, id } = await startAgent(g, { SBX_STORE_CRASH_ON: "grant:share-debited" }, g.p("set.json"));
     const s = await sbx(["suspend", id, "--release", "--store", store]);
     assert.notEqual(s.code, 0, "the supervisor was killed before it acknowledged");
-    const live = join(store, "live");
-    await waitFor(
-      () =>
-        readdirSync(live)
-          .filter((n) => n.endsWith(".lock"))
-          .every((n) => lockHolder(join(live, n)) === null),
-      "no live holder",
-    );
+    await settled(store);
     assert.deepEqual(await kinds(store, id), ["executed"]);
     const part = ledgerSpends(g.p("ledger")) as { uj: string; grant?: string }[];
     assert.deepEqual(
@@ -127,16 +127,7 @@ test("SIGKILL of the supervisor between two chains' shares of one interval: the 
       "only the first chain's share was recorded",
     );
     assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
-    const res = await sbx([
-      "resume",
-      id,
-      "--store",
-      store,
-      "--workspace",
-      g.p("ws2"),
-      "--detach",
-      ...g.flags,
-    ]);
+    const res = await resumeGranted(g, store, id, "ws2");
     assert.equal(res.code, 0, res.err);
     const owed = ledgerSpends(g.p("ledger")) as { uj: string; grant?: string }[];
     assert.equal(owed.length, 2, "the rest, once");
@@ -155,7 +146,7 @@ test("SIGKILL of the supervisor between two chains' shares of one interval: the 
     ]);
     assert.equal(rv.code, 0, rv.err);
     const before = await kinds(store, id);
-    const refused = await sbx(["resume", id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+    const refused = await resumeGranted(g, store, id, "ws3", false);
     assert.equal(refused.code, 1);
     assert.match(refused.err, /Revoked/);
     assert.deepEqual(await kinds(store, id), before);

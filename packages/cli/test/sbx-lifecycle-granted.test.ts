@@ -16,6 +16,7 @@ import {
   intervalSpends,
   jcp,
   ledgerSpends,
+  resumeGranted,
   startAgent,
   verifyTotals,
   waitKinds,
@@ -82,8 +83,7 @@ test("a debit a crash left owed is made once at the next resume; a revoked grant
     rmSync(g.p("ledger/000000000001"));
     const bare = await sbx(["resume", id, "--store", store, "--workspace", g.p("wsx")]);
     assert.equal(bare.code, 2, "a run under grants needs --trust and --ledger to resume");
-    const ws2 = g.p("ws2");
-    const res = await sbx(["resume", id, "--store", store, "--workspace", ws2, "--detach", ...g.flags]);
+    const res = await resumeGranted(g, store, id, "ws2");
     assert.equal(res.code, 0, res.err);
     assert.equal(intervalSpends(g.p("ledger")).length, 1, "the owed debit, made once");
     assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
@@ -103,7 +103,7 @@ test("a debit a crash left owed is made once at the next resume; a revoked grant
     ]);
     assert.equal(rv.code, 0, rv.err);
     const before = await kinds(store, id);
-    const refused = await sbx(["resume", id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+    const refused = await resumeGranted(g, store, id, "ws3", false);
     assert.equal(refused.code, 1);
     assert.match(refused.err, /Revoked/);
     assert.deepEqual(await kinds(store, id), before);

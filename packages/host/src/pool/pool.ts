@@ -182,15 +182,10 @@ export async function provisionItems(
 }
 
 /** residencyNow measures what `item` has drawn since its residency was last accounted, up to `to`. */
-function residencyNow(
-  dir: string,
-  s: LedgerState,
-  item: string,
-  to: number,
-): { body: EntryBody | null; cpu: bigint | null } {
+function residencyNow(dir: string, s: LedgerState, item: string, to: number): EntryBody | null {
   const p = poolPaths(dir);
   const it = s.account.items.get(item);
-  if (!it || to <= it.accounted_to_ms) return { body: null, cpu: null };
+  if (!it || to <= it.accounted_to_ms) return null;
   const parked = readParked(p.item(item));
   if (parked !== null) {
     const use = parkedUsage(parked);
@@ -202,10 +197,7 @@ function residencyNow(
       cpu_us: cpu > 0n ? cpu : 0n,
       sources: PARKED_SOURCES,
     });
-    return {
-      body: { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency },
-      cpu: use?.cpu_us ?? null,
-    };
+    return { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency };
   }
   const idle = readIdle(p.proc(item));
   const usage = idle ? idleUsage(idle.pid) : null;
@@ -216,10 +208,7 @@ function residencyNow(
     storage: diskBytes(p.item(item)),
     cpu_us: cpu > 0n ? cpu : 0n,
   });
-  return {
-    body: { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency },
-    cpu: usage?.cpu_us ?? null,
-  };
+  return { kind: "accrued", item, from_ms: it.accounted_to_ms, to_ms: to, residency };
 }
 
 function pickResident(s: LedgerState, item?: string): string {
@@ -265,11 +254,13 @@ export function claimPoolItem(
     retries,
   } = commitPoolOp(
     dir,
-    (t) => {
+    (t, stillHead) => {
       const it = pickResident(t, o.item);
       // The residency up to now and the claim go in one log entry: the claim is committed with the
       // residency it carries, or neither is.
-      const { body } = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
+      const body = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
+      // Under contention most heads are lost: decide again before signing on one already taken.
+      if (!stillHead()) throw new HostError("StaleHead", `${dir}: the ledger moved on while claiming`);
       const envs = sign(t, [body], o.key);
       envs.push(appendEntry(t, claimBody(t, it, o.unit, o.grants), o.key));
       return { envs, result: it };
@@ -303,7 +294,7 @@ export function evictPoolItem(
 ): LedgerState {
   const { state } = commitPoolOp(dir, (t) => {
     pickResident(t, item);
-    const { body } = residencyNow(dir, t, item, Math.max(now(), t.account.last_ms));
+    const body = residencyNow(dir, t, item, Math.max(now(), t.account.last_ms));
     const envs = sign(t, [body], key);
     envs.push(appendEntry(t, evictBody(t, item, reason), key));
     return { envs, result: null };
@@ -350,7 +341,7 @@ export function listPool(
   const t = Math.max(now(), s.account.last_ms);
   const items = [...s.account.items.values()].map((it) => {
     const accounted = it.provision + it.residency;
-    const { body } = it.state === "resident" ? residencyNow(dir, s, it.item, t) : { body: null };
+    const body = it.state === "resident" ? residencyNow(dir, s, it.item, t) : null;
     const live = body?.kind === "accrued" ? body.residency.reduce((a, c) => a + BigInt(c.uj), 0n) : 0n;
     const idle = it.state === "resident" ? readIdle(poolPaths(dir).proc(it.item)) : null;
     const parked = it.state === "resident" ? readParked(poolPaths(dir).item(it.item)) : null;

@@ -216,17 +216,20 @@ export const MAX_REDECIDE = 10_000;
  * any refusal: PoolEmpty, DoubleClaim…), and appends them on exactly the head they were built on.
  * On `StaleHead` it opens again, and `decide` decides again on the new state, until `deadline`
  * (ms since the epoch) or MAX_REDECIDE tries. Returns the decision, the state after it and the number
- * of heads lost.
+ * of heads lost. `decide` may call `stillHead` (one stat: is the log's next position still free?)
+ * before it signs, and throw `StaleHead` when it is not, to spare signatures a lost head would
+ * waste; only the append decides the race.
  */
 export function commitPoolOp<T>(
   dir: string,
-  decide: (s: LedgerState) => { envs: Envelope[]; result: T },
+  decide: (s: LedgerState, stillHead: () => boolean) => { envs: Envelope[]; result: T },
   deadline = Number.POSITIVE_INFINITY,
 ): { result: T; state: LedgerState; retries: number } {
   for (let retries = 0; ; retries++) {
     const { state, mark } = openPoolLog(dir);
-    const d = decide(state);
+    const next = join(poolLogDir(dir), String(mark.seq + 1).padStart(12, "0"));
     try {
+      const d = decide(state, () => !existsSync(next));
       appendPoolEntry(dir, mark, d.envs);
       return { result: d.result, state, retries };
     } catch (e) {

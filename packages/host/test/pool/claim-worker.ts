@@ -1,22 +1,26 @@
 // A claimant process for the pool race and crash tests (poollog.test.ts): waits until START_MS, then
 // claims from the pool in DIR until it holds COUNT items or the pool is empty, printing one JSON line
-// per attempt: {item, retries} for a claim, {code} for a refusal.
+// per attempt: {item, retries, signed} for a claim, {code, signed} for a refusal, where `signed` is
+// how many signatures the attempt made (counting-key.ts).
 import { testKey, addressOf } from "@sbx/wire";
 import { claimPoolItem } from "@sbx/host/pool";
+import { countingKey } from "./counting-key.ts";
 
 const [dir, startMs, count] = process.argv.slice(2);
 if (dir === undefined || startMs === undefined || count === undefined)
   throw new Error("usage: DIR START_MS COUNT");
-const key = testKey("poollog-host");
+const { key, taken } = countingKey(testKey("poollog-host"));
 const unit = addressOf({ unit: "poollog-race", pid: process.pid });
 const grants = addressOf({ grants: "poollog-race" });
 while (Date.now() < Number(startMs));
 for (let i = 0; i < Number(count); i++) {
   try {
     const c = claimPoolItem(dir, { unit, grants, key, busyMs: 60_000 });
-    process.stdout.write(JSON.stringify({ item: c.claim.item, retries: c.retries }) + "\n");
+    process.stdout.write(JSON.stringify({ item: c.claim.item, retries: c.retries, signed: taken() }) + "\n");
   } catch (e) {
-    process.stdout.write(JSON.stringify({ code: (e as { code?: string }).code ?? String(e) }) + "\n");
+    process.stdout.write(
+      JSON.stringify({ code: (e as { code?: string }).code ?? String(e), signed: taken() }) + "\n",
+    );
     if ((e as { code?: string }).code === "PoolEmpty") break;
   }
 }

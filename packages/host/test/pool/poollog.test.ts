@@ -21,6 +21,7 @@ import {
   poolLogDir,
   poolPaths,
 } from "@sbx/host/pool";
+import { countingKey } from "./counting-key.ts";
 
 const key = testKey("poollog-host");
 const root = mkdtempSync(join(tmpdir(), "sbx-poollog-"));
@@ -75,6 +76,13 @@ function refusalCode(fn: () => unknown): string {
     return String((e as { code?: unknown }).code);
   }
   return "accepted";
+}
+
+/** How many envelopes the pool's log entries hold (each entry: its head line, then one line per envelope). */
+function envelopeCount(dir: string): number {
+  return readdirSync(poolLogDir(dir))
+    .filter((f) => /^[0-9]{12}$/.test(f))
+    .reduce((a, f) => a + readFileSync(join(poolLogDir(dir), f), "utf8").split("\n").length - 2, 0);
 }
 
 const entryPath = (dir: string, seq: number) => join(poolLogDir(dir), String(seq).padStart(12, "0"));
@@ -184,7 +192,32 @@ test("an entry that is not envelope lines, and a pool of the older one-file form
   openPoolDir(dir);
 });
 
-test("8 processes claiming from one pool at once: each item claimed once, losers retried, then PoolEmpty", async () => {
+test("a claim whose head is taken before it signs decides again without signing on the lost head", async () => {
+  const dir = await pool(3);
+  const counted = countingKey(key);
+  // Another claimant takes the head while this claim measures its residency (after its open,
+  // before its signatures): the first `now` it reads runs that claim.
+  let raced = false;
+  const now = () => {
+    if (!raced) {
+      raced = true;
+      claimPoolItem(dir, { unit: addressOf({ unit: "the other claimant" }), grants, key });
+    }
+    return Date.now() + 5;
+  };
+  const c = claimPoolItem(dir, { unit, grants, key: counted.key, now });
+  assert.equal(c.retries, 1, "the lost head was decided again");
+  const last = readdirSync(poolLogDir(dir))
+    .filter((f) => /^[0-9]{12}$/.test(f))
+    .sort()
+    .pop()!;
+  const own = readFileSync(join(poolLogDir(dir), last), "utf8").split("\n").length - 2;
+  assert.equal(counted.taken(), own, "only the envelopes committed were signed");
+  assert.equal(fromFiles(dir).items.claimed, 2);
+  await destroyPoolDir(dir, key);
+});
+
+test("8 processes claiming from one pool at once: each item claimed once, losers retried, then PoolEmpty", async (t) => {
   const size = 40;
   const dir = await pool(size);
   const start = Date.now() + 3000;
@@ -196,7 +229,7 @@ test("8 processes claiming from one pool at once: each item claimed once, losers
   const results = r.stdout
     .trim()
     .split("\n")
-    .map((l) => JSON.parse(l) as { item?: string; retries?: number; code?: string });
+    .map((l) => JSON.parse(l) as { item?: string; retries?: number; code?: string; signed: number });
   const items = results.flatMap((x) => (x.item === undefined ? [] : [x.item]));
   assert.equal(items.length, size, "every item claimed");
   assert.equal(new Set(items).size, size, "no item claimed twice");
@@ -211,6 +244,14 @@ test("8 processes claiming from one pool at once: each item claimed once, losers
   const sum = fromFiles(dir);
   assert.equal(sum.items.claimed, size);
   assert.equal(sum.items.resident, 0);
+  // Signatures the claimants made against those their committed entries hold (every envelope after
+  // the `size` provisioned ones): the rest were made on a head another claimant took first.
+  const signed = results.reduce((a, x) => a + x.signed, 0);
+  const committed = envelopeCount(dir) - size;
+  assert.ok(signed >= committed, `${String(signed)} signatures made, ${String(committed)} committed`);
+  t.diagnostic(
+    `claims ${String(size)}, retries ${String(retries)}, signatures ${String(signed)}, committed ${String(committed)}, wasted ${String(signed - committed)}`,
+  );
   forgetHeldPools();
   assert.deepEqual(summarize(openPoolDir(dir)), sum);
   await destroyPoolDir(dir, key);

@@ -44,10 +44,54 @@ function status(pid: number): Record<string, string> {
   return out;
 }
 
+/**
+ * The targets of a process's open descriptors, read from /proc; a descriptor closed between the
+ * listing and its readlink is left out (it is no longer held).
+ */
+function fdTargets(pid: number): string[] {
+  const out: string[] = [];
+  for (const n of readdirSync(`/proc/${String(pid)}/fd`))
+    try {
+      out.push(readlinkSync(`/proc/${String(pid)}/fd/${n}`));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+  return out;
+}
+
+/**
+ * settledMonitor resolves with bwrap's descriptors once its setup has provably ended in the outer
+ * process. bwrap writes the `child-pid` status line (what resolves `unitPid`) before its monitor
+ * closes every descriptor but the status and event ones (monitor_child's fdwalk), and creates its
+ * signalfd right after that close: a signalfd among its descriptors means the close is done.
+ * Rejects after 10 s without one.
+ */
+async function settledMonitor(pid: number): Promise<string[]> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const fds = fdTargets(pid);
+    if (fds.includes("anon_inode:[signalfd]")) return fds;
+    if (Date.now() > until) throw new Error(`bwrap made no signalfd: ${JSON.stringify(fds)}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 test("bwrap runs as the sandbox's host uid with no group and no capability in any set", async () => {
   const ws = mkdtempSync(join(tmpdir(), "sbx-launch-ws-"));
   try {
-    const sb = startSandbox(["/bin/sh", "-c", "sleep 0.5"], { workspace: ws }, "ignore");
+    // The unit lists its own descriptors (ls adds 3, the folder it reads), then waits for stdin to end.
+    const sb = startSandbox(
+      ["/bin/sh", "-c", "ls /proc/self/fd | tr '\\n' ' '; echo; cat >/dev/null"],
+      { workspace: ws },
+      "pipe",
+    );
+    let out = "";
+    const running = new Promise<void>((resolve) =>
+      sb.child.stdout?.on("data", (b: Buffer) => {
+        out += b.toString();
+        if (out.includes("\n")) resolve();
+      }),
+    );
     await sb.unitPid;
     const pid = sb.child.pid ?? 0;
     assert.equal(readlinkSync(`/proc/${String(pid)}/exe`), "/usr/bin/bwrap");
@@ -58,12 +102,16 @@ test("bwrap runs as the sandbox's host uid with no group and no capability in an
     assert.equal(s.Groups, "");
     for (const k of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"])
       assert.equal(s[k], "0000000000000000", k);
-    // And only stdio and bwrap's own descriptors: nothing the host process held.
-    const fds = readdirSync(`/proc/${String(pid)}/fd`).map((n) =>
-      readlinkSync(`/proc/${String(pid)}/fd/${n}`),
-    );
+    // The unit runs with stdio only: nothing the launcher handed bwrap for setup reached it.
+    await running;
+    assert.equal(out.trim(), "0 1 2 3", out);
+    // And once bwrap's setup has ended, it holds only stdio and its own descriptors: nothing the
+    // host process or the launcher held.
+    const fds = await settledMonitor(pid);
     assert.ok(!fds.some((t) => t.startsWith("/") && !t.startsWith("/dev/null")), JSON.stringify(fds));
-    await sb.done;
+    sb.child.stdin?.end();
+    const exit = await sb.done;
+    assert.equal(exit.code, 0);
     await sb.release();
   } finally {
     rmSync(ws, { recursive: true, force: true });
