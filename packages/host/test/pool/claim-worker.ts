@@ -1,22 +1,30 @@
-// A claimant process for the pool race and crash tests (poollog.test.ts): waits until START_MS, then
-// claims from the pool in DIR until it holds COUNT items or the pool is empty, printing one JSON line
-// per attempt: {item, retries} for a claim, {code} for a refusal.
+// A claimant process for the pool race and crash tests (poollog.test.ts, poolpg.test.ts): waits until
+// START_MS, then claims from the pool in DIR until it holds COUNT items or the pool is empty, printing
+// one JSON line per attempt: {item, retries} for a claim, {code} for a refusal. With URL, the pool's
+// ledger is its log in that PostgreSQL store (logStoreLedger), else the pool's log folder.
 import { testKey, addressOf } from "@sbx/wire";
-import { claimPoolItem } from "@sbx/host/pool";
+import { claimPoolItem, claimPoolItemOn, logStoreLedger, type Claimed } from "@sbx/host/pool";
+import { PgStore } from "@sbx/host/pg";
 
-const [dir, startMs, count] = process.argv.slice(2);
+const [dir, startMs, count, url] = process.argv.slice(2);
 if (dir === undefined || startMs === undefined || count === undefined)
-  throw new Error("usage: DIR START_MS COUNT");
+  throw new Error("usage: DIR START_MS COUNT [URL]");
 const key = testKey("poollog-host");
 const unit = addressOf({ unit: "poollog-race", pid: process.pid });
 const grants = addressOf({ grants: "poollog-race" });
+const pg = url === undefined ? null : await PgStore.open(url);
+const claim = (): Claimed | Promise<Claimed> =>
+  pg === null
+    ? claimPoolItem(dir, { unit, grants, key, busyMs: 60_000 })
+    : claimPoolItemOn(logStoreLedger(dir, pg.logs), dir, { unit, grants, key, busyMs: 60_000 });
 while (Date.now() < Number(startMs));
 for (let i = 0; i < Number(count); i++) {
   try {
-    const c = claimPoolItem(dir, { unit, grants, key, busyMs: 60_000 });
+    const c = await claim();
     process.stdout.write(JSON.stringify({ item: c.claim.item, retries: c.retries }) + "\n");
   } catch (e) {
     process.stdout.write(JSON.stringify({ code: (e as { code?: string }).code ?? String(e) }) + "\n");
     if ((e as { code?: string }).code === "PoolEmpty") break;
   }
 }
+await pg?.close();
