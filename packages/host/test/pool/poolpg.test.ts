@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 import { addressOf, digestBytes, formatDigest, testKey, type Digest } from "@sbx/wire";
 import { replayLedger, summarize, type LedgerState } from "@sbx/sandbox-attest/warmpool";
 import {
+  claimPoolItem,
   claimPoolItemOn,
   createPoolDir,
   destroyPoolDir,
@@ -23,8 +24,11 @@ import {
   poolLogDir,
   poolPaths,
 } from "@sbx/host/pool";
-import { PgStore } from "@sbx/host/pg";
-import { sql, testDb, type TestDb } from "../pg/pgtest.ts";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { copyLogs, PgStore } from "@sbx/host/pg";
+import { FileStore } from "@sbx/host/store";
+import { readLog } from "@sbx/host/log";
+import { sql, testDb, withDatabaseName, type TestDb } from "../pg/pgtest.ts";
 
 const key = testKey("poollog-host");
 const root = mkdtempSync(join(tmpdir(), "sbx-poolpg-"));
@@ -241,4 +245,41 @@ test("a pool whose ledger is in the database is not read from the folder, nor th
     "PoolLedgerElsewhere",
   );
   assert.equal(openPoolDir(local).account.items.size, 1, "its folder ledger is untouched");
+});
+
+test("sbx store copy's copyLogs: a file store's pool ledger folder to the log pool/<pool_id> and back", async () => {
+  const url = withDatabaseName(db.url, "sbx_pool_copy");
+  await sql(db.url, "CREATE DATABASE sbx_pool_copy");
+  await PgStore.init(url);
+  const pg = await PgStore.open(url);
+  try {
+    const src = FileStore.open(join(root, "copy-src"), { create: true });
+    const a = join(src.root, "pools", "a");
+    const made = await createPoolDir(a, { name: "a", manifest, size: 2, key, idleProcess: false });
+    claimPoolItem(a, { unit, grants, key });
+    const want = summarize(openPoolDir(a));
+    const there = await copyLogs(src, pg);
+    assert.deepEqual(there, { logs: 1, entries: 3 }, "provisioned ×2, accrued+claimed");
+    const name = `pool/${made.pool_id}`;
+    const inPg = await pg.logs.readLog(name);
+    const inDir = readLog(poolLogDir(a));
+    assert.deepEqual(
+      inPg.entries.map((e) => e.head),
+      inDir.entries.map((e) => e.head),
+    );
+    // Back into another store directory holding that pool's descriptor: into its ledger folder.
+    const dst = FileStore.open(join(root, "copy-dst"), { create: true });
+    const b = join(dst.root, "pools", "b");
+    mkdirSync(b, { recursive: true });
+    copyFileSync(poolPaths(a).descriptor, poolPaths(b).descriptor);
+    assert.deepEqual(await copyLogs(pg, dst), { logs: 1, entries: 3 });
+    assert.deepEqual(summarize(openPoolDir(b)), want, "the pool's ledger folder verifies to the same state");
+    assert.deepEqual(await copyLogs(src, pg), { logs: 1, entries: 0 }, "again: nothing to move");
+    // A store directory without that pool keeps it as any log, under logs/.
+    const other = FileStore.open(join(root, "copy-other"), { create: true });
+    await copyLogs(pg, other);
+    assert.equal(readLog(join(other.root, "logs", "pool", made.pool_id)).head, inPg.head);
+  } finally {
+    await pg.close();
+  }
 });
