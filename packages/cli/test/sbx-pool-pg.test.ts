@@ -2,7 +2,8 @@
 // folder is on this host (`--pool NAME` under SBX_LOCAL_DIR), its ledger the log pool/<pool_id> in
 // the database; create, claim, list, verify, evict and destroy work with `--store postgres://…` or
 // SBX_STORE, the file store refuses the pool (PoolLedgerElsewhere), and a row altered by hand is
-// refused by the next command (a fresh process) with its code.
+// refused by the next command (a fresh process) with its code; a parked sandbox claimed into a run
+// under a grant debits the grant's ledger as on the file store.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { addressOf } from "@sbx/wire";
 import { sbx } from "./lifecycle-helpers.ts";
+import { runCli } from "../src/main.ts";
 import { sql, testDb, type TestDb } from "../../host/test/pg/pgtest.ts";
 
 const local = mkdtempSync(join(tmpdir(), "sbx-pool-pg-"));
@@ -165,5 +167,79 @@ test("a row of the pool's log altered in the database: the next sbx pool command
     const r = await sbx(args, env);
     assert.equal(r.code, 1, `${args[1]!}: ${r.err}`);
     assert.match(r.err, /LogBroken/, args[1]);
+  }
+});
+
+test("a parked sandbox in a pool on PostgreSQL claimed into a run under a grant: one debit, the claim in the database", async () => {
+  const p = (n: string) => join(local, n);
+  const jcp = async (argv: string[]) => {
+    const err: string[] = [];
+    const code = await runCli("jcp", argv, { out: () => undefined, err: (l) => err.push(l) });
+    assert.equal(code, 0, err.join("\n"));
+  };
+  for (const k of ["root", "alice", "host"]) await jcp(["keygen", "--out", p(`${k}.key`)]);
+  await jcp([
+    ...["issue", "--key", p("root.key"), "--holder", p("alice.key"), "--resource", "/fs/work/**"],
+    ...["--action", "read", "--action", "write", "--uj", "100J", "--depth", "0", "--ttl", "86400000"],
+    ...["--out", p("work.chain")],
+  ]);
+  const made = await sbx(
+    [
+      "pool",
+      "create",
+      "--store",
+      db.url,
+      "--pool",
+      "g",
+      "--manifest",
+      MANIFEST,
+      "-n",
+      "1",
+      "--key",
+      p("host.key"),
+      "--json",
+    ],
+    env,
+  );
+  assert.equal(made.code, 0, made.err);
+  const log = `pool/${(JSON.parse(made.out) as { pool_id: string }).pool_id}`;
+  try {
+    const r = await sbx(
+      [
+        ...["pool", "claim", "--store", db.url, "--pool", "g", "--key", p("host.key")],
+        ...["--grant", p("work.chain"), "--trust", p("root.key"), "--ledger", p("ledger")],
+        ...["--json", "--", "sh", "-c", "echo granted"],
+      ],
+      env,
+    );
+    assert.equal(r.code, 0, r.err);
+    const j = JSON.parse(r.out) as {
+      item: string;
+      energy: { total_uj: string };
+      grant: { spent_uj: string; remaining_uj: string };
+    };
+    assert.equal(j.item, "item-0000");
+    assert.equal(j.grant.spent_uj, j.energy.total_uj, "one debit of the receipt's total, residency included");
+    assert.equal(BigInt(j.grant.remaining_uj), 100_000_000n - BigInt(j.energy.total_uj));
+    const rows = (await sql(db.url, "SELECT payload FROM sbx_log_entries WHERE log = $1 ORDER BY seq", [log]))
+      .rows as { payload: Buffer }[];
+    const kinds = rows.map((row) =>
+      row.payload
+        .toString()
+        .split("\n")
+        .slice(0, -1)
+        .map(
+          (l) =>
+            (
+              JSON.parse(
+                Buffer.from((JSON.parse(l) as { payload: string }).payload, "base64").toString(),
+              ) as { kind: string }
+            ).kind,
+        ),
+    );
+    assert.deepEqual(kinds, [["provisioned"], ["accrued", "claimed"]]);
+  } finally {
+    const d = await sbx(["pool", "destroy", "--store", db.url, "--pool", "g", "--key", p("host.key")], env);
+    assert.equal(d.code, 0, d.err);
   }
 });
