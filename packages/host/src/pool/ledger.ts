@@ -5,14 +5,15 @@
 // operation verified with `StaleHead` answered by reading again and deciding again, and the same
 // §15.7 verification of every envelope on every open. With a LogStore the log's links are checked by
 // the store (PgLogStore: every head recomputed, a row altered in the database refused `LogBroken`),
-// and every envelope is replayed from genesis by §15.7 on each open.
+// and every envelope by §15.7: from genesis on a process's first open of the pool (and whenever
+// trusted hosts are given), afterwards only the entries after the state it holds (HeldPool).
 //
 // The log's name binds it to its pool: `pool/<pool_id>`, pool_id being the address of the signed
 // descriptor in pool.json (§15.1), so a ledger cannot be swapped between pools (and §15.2's chain
 // starts from that pool_id besides).
 import { existsSync, mkdirSync } from "node:fs";
 import { envelopeAddress, type Digest, type Envelope } from "@sbx/wire";
-import { replayLedger, type LedgerState } from "@sbx/sandbox-attest/warmpool";
+import { copyLedgerState, extendLedger, replayLedger, type LedgerState } from "@sbx/sandbox-attest/warmpool";
 import { HostError, isHostError } from "../errors.ts";
 import type { LogStore } from "../log/logstore.ts";
 import {
@@ -88,6 +89,24 @@ function refuseFolderLedger(dir: string): void {
 }
 
 /**
+ * A pool state this process verified from a LogStore's log: the descriptor's bytes, how many log
+ * entries it covers and the head after the last of them. The log's heads chain every payload
+ * (BLAKE3 of `<prev head>\n<payload>`, recomputed by the store's reader), so a log read later whose
+ * entry at that position has that head holds exactly those entries first: only the entries after
+ * them are verified by §15.7, on a copy of the state (the folder's warm open, without its every-16th
+ * full read, which that head check makes needless).
+ */
+interface HeldPool {
+  readonly descriptor: Buffer;
+  readonly count: number;
+  readonly head: Digest;
+  readonly state: LedgerState;
+}
+
+const HELD_POOLS = 8;
+const heldPools = new WeakMap<LogStore, Map<string, HeldPool>>();
+
+/**
  * logStoreLedger keeps the ledger of the pool in folder `dir` as log `pool/<pool_id>` of `logs`
  * (PostgreSQL: PgLogStore). Refuses `PoolMissing` without pool.json, `PoolLedgerElsewhere` for a
  * pool whose ledger is a folder, `PoolLedgerFormat` for an entry that is not envelope lines,
@@ -100,11 +119,24 @@ export function logStoreLedger(dir: string, logs: LogStore): PoolLedger {
     refuseFolderLedger(dir);
     const name = poolLogName(descriptor);
     const log = await logs.readLog(name);
-    const entries = log.entries.flatMap((e) => decodeEntryOf(`log ${name}`, e));
-    const state = replayLedger(
-      { pool: JSON.parse(descriptor.toString("utf8")) as unknown, entries },
-      hosts === undefined ? {} : { hosts },
-    );
+    const decode = (from: number) => log.entries.slice(from).flatMap((e) => decodeEntryOf(`log ${name}`, e));
+    const pool = JSON.parse(descriptor.toString("utf8")) as unknown;
+    if (hosts !== undefined)
+      return { name, state: replayLedger({ pool, entries: decode(0) }, { hosts }), head: log.head };
+    const held = heldPools.get(logs) ?? new Map<string, HeldPool>();
+    heldPools.set(logs, held);
+    const h = held.get(name);
+    const warm =
+      h !== undefined &&
+      h.descriptor.equals(descriptor) &&
+      (h.count === 0 || log.entries[h.count - 1]?.head === h.head);
+    const state = warm ? extendLedger(h.state, decode(h.count)) : replayLedger({ pool, entries: decode(0) });
+    held.delete(name);
+    if (held.size >= HELD_POOLS) {
+      const oldest = held.keys().next();
+      if (oldest.done !== true) held.delete(oldest.value);
+    }
+    held.set(name, { descriptor, count: log.entries.length, head: log.head, state: copyLedgerState(state) });
     return { name, state, head: log.head };
   };
   return {
