@@ -37,6 +37,8 @@ export type HostErrorCode =
   | "PoolWriteFailed"
   // §15.2 a pool folder of the older one-file ledger form, or a log entry that is not envelope lines
   | "PoolLedgerFormat"
+  // §15.7.1 the pool's ledger is a log in another store than the one selected
+  | "PoolLedgerElsewhere"
   | "PoolEmpty"
   // §15.4 a claimed item's parked sandbox is gone, not frozen, or has no waiter: never a cold start
   | "PoolItemLost"

@@ -3,7 +3,10 @@
 //
 // Where the ledgers are: in PostgreSQL, the logs of the store's own database (PgStore.logs); in a
 // store directory, the log folders under `<store>/logs/` (FileLogStore: the log named
-// "spend/<grant>" is the folder `<store>/logs/spend/<grant>`).
+// "spend/<grant>" is the folder `<store>/logs/spend/<grant>`), and the ledger folder of each pool
+// `<store>/pools/NAME/ledger/`, which is the log `pool/<pool_id>` (sandbox-attest §15.7.1; pool_id
+// from that pool's pool.json). Into a store directory, `pool/<pool_id>` goes to the ledger folder of
+// the pool there whose pool.json has that id, else to `<store>/logs/pool/<pool_id>` as any log.
 //
 // A log is read verified from its source (every link, `LogBroken`), the destination's copy must be a
 // prefix of it entry for entry (`LogDiverged` otherwise), the missing entries are appended on the
@@ -13,10 +16,13 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
-import { appendLogAt, type LogState } from "../log/appendlog.ts";
+import { appendLogAt, readLog, type LogState } from "../log/appendlog.ts";
 import { FileLogStore, type LogStore } from "../log/logstore.ts";
 import { FileStore } from "../store/filestore.ts";
 import type { AnyStore } from "./copy.ts";
+import { descriptorBytes, poolLogDir } from "../pool/poollog.ts";
+import { poolLogName } from "../pool/ledger.ts";
+import { ledgerAtPath } from "../pool/ledgerat.ts";
 
 /** What a ledger copy moved. */
 export interface LogCopyReport {
@@ -42,6 +48,38 @@ function isLogFolder(dir: string): boolean {
   return readdirSync(dir).some((n) => ENTRY.test(n) || n === "tmp");
 }
 
+/**
+ * poolLedgers maps the log name (`pool/<pool_id>`) of each pool folder `<store>/pools/NAME` holding a
+ * pool.json to its ledger folder (existing or not). Two folders of one pool: `LogDiverged`.
+ */
+function poolLedgers(s: FileStore): Map<string, string> {
+  const root = join(s.root, "pools");
+  const out = new Map<string, string>();
+  if (!existsSync(root)) return out;
+  for (const n of readdirSync(root).sort()) {
+    const dir = join(root, n);
+    // A pool whose ledger is in a LogStore (its marker) takes none here: its log stays under logs/.
+    if (!SEGMENT.test(n) || !existsSync(join(dir, "pool.json")) || existsSync(ledgerAtPath(dir))) continue;
+    const name = poolLogName(descriptorBytes(dir));
+    if (out.has(name))
+      throw diverged(name, `two pool folders hold it (${out.get(name)!}, ${poolLogDir(dir)})`);
+    out.set(name, poolLogDir(dir));
+  }
+  return out;
+}
+
+/** folderOf is the folder of log `name` in a store directory (a pool's ledger folder, else under logs/). */
+function folderOf(s: FileStore, name: string): string {
+  return poolLedgers(s).get(name) ?? join(logsRoot(s), ...name.split("/"));
+}
+
+/** readAt reads log `name` of either kind of store, every link checked (`LogBroken`). */
+function readAt(s: AnyStore, name: string): Promise<LogState> {
+  return s instanceof FileStore
+    ? Promise.resolve().then(() => readLog(folderOf(s, name)))
+    : s.logs.readLog(name);
+}
+
 /** listLogs lists the name of every log a store holds, sorted. */
 export async function listLogs(s: AnyStore): Promise<string[]> {
   if (!(s instanceof FileStore)) {
@@ -61,6 +99,8 @@ export async function listLogs(s: AnyStore): Promise<string[]> {
   };
   const root = logsRoot(s);
   if (existsSync(root)) walk(root, []);
+  for (const [name, dir] of poolLedgers(s))
+    if (existsSync(dir) && isLogFolder(dir) && !out.includes(name)) out.push(name);
   return out.sort();
 }
 
@@ -83,13 +123,12 @@ function checkPrefix(name: string, src: LogState, dst: LogState): void {
 
 /** copyLog copies one log from `from` into `to`; returns the entries appended. */
 async function copyLog(from: AnyStore, to: AnyStore, name: string): Promise<number> {
-  const src = await logStoreOf(from).readLog(name);
-  const toLogs = logStoreOf(to);
-  const dst = await toLogs.readLog(name);
+  const src = await readAt(from, name);
+  const dst = await readAt(to, name);
   checkPrefix(name, src, dst);
   const rest = src.entries.slice(dst.entries.length);
   if (to instanceof FileStore) {
-    const dir = join(logsRoot(to), ...name.split("/"));
+    const dir = folderOf(to, name);
     let mark = { seq: dst.entries.length, head: dst.head };
     for (const e of rest) mark = appendLogAt(dir, mark, e.payload);
   } else
@@ -98,7 +137,7 @@ async function copyLog(from: AnyStore, to: AnyStore, name: string): Promise<numb
       dst.head,
       rest.map((e) => e.payload),
     );
-  const back = await toLogs.readLog(name);
+  const back = await readAt(to, name);
   if (back.head !== src.head || back.entries.length !== src.entries.length)
     throw diverged(name, "the destination reads back different from its source");
   return rest.length;

@@ -8,8 +8,15 @@ export {
   closePoolDir,
   listPool,
   destroyPoolDir,
+  claimPoolItemOn,
+  evictPoolItemOn,
+  closePoolOn,
+  listPoolOn,
 } from "./pool.ts";
-export type { CreatePoolOptions, Claimed, ItemView } from "./pool.ts";
+export type { CreatePoolOptions, Claimed, ClaimOptions, ItemView } from "./pool.ts";
+export { folderLedger, logStoreLedger, poolLogName } from "./ledger.ts";
+export type { PoolDecision, PoolLedger } from "./ledger.ts";
+export { ledgerAtPath } from "./ledgerat.ts";
 export { poolPaths } from "./files.ts";
 export { forgetHeldPools, lastHeldOpen, openPoolLog, poolLogDir, FULL_EVERY } from "./poollog.ts";
 export type { HeldOpenStats, PoolLog } from "./poollog.ts";

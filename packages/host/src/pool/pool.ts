@@ -22,6 +22,7 @@ import {
 import { HostError } from "../errors.ts";
 import { errnoOf } from "../fsat/index.ts";
 import { commitPoolOp, openPoolLog } from "./poollog.ts";
+import { folderLedger, type PoolDecision, type PoolLedger } from "./ledger.ts";
 import { ensureDir, poolPaths, writeFileDurably } from "./files.ts";
 import { diskBytes, idleUsage, readIdle, removeTree, startIdle, stopIdle, writeIdle } from "./idle.ts";
 import { provisionFigure, residencyFigure } from "./figures.ts";
@@ -35,7 +36,7 @@ import {
   readParked,
   type ParkOptions,
 } from "./parked.ts";
-import { clearStarting, openItem, reapUnfinished } from "./starting.ts";
+import { clearStarting, goneUnfinished, openItem, reapGone, reapUnfinished } from "./starting.ts";
 import { faultPoint } from "../store/fault.ts";
 
 /**
@@ -44,6 +45,14 @@ import { faultPoint } from "../store/fault.ts";
  * gone (reapUnfinished asks in that order): a creator that appended its item and then died is seen.
  */
 const reap = (dir: string) => reapUnfinished(dir, (item) => openPoolDir(dir).account.items.has(item));
+
+/** reapOn is reap for a ledger kept anywhere: read once, after every candidate's creator is known gone. */
+async function reapOn(ledger: PoolLedger, dir: string): Promise<void> {
+  const gone = goneUnfinished(dir);
+  if (gone.length === 0) return;
+  const s = await ledger.open();
+  reapGone(dir, gone, (item) => s.account.items.has(item));
+}
 
 /** Where a parked sandbox's figures come from (§15.3): its cgroup's counters, read by the host. */
 const PARKED_SOURCES = {
@@ -66,6 +75,8 @@ export interface CreatePoolOptions {
    */
   readonly parked?: ParkOptions;
   readonly now?: () => number;
+  /** Where the ledger is kept (ledger.ts); default the pool's log folder. */
+  readonly ledger?: PoolLedger;
 }
 
 /** openPoolDir reads and verifies a pool directory's ledger (§15.7); `PoolMissing` when there is none. */
@@ -109,22 +120,24 @@ function newItemFolder(dir: string, from: number): string {
  */
 export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<LedgerState> {
   const p = poolPaths(dir);
+  const ledger = o.ledger ?? folderLedger(dir);
   if (existsSync(p.descriptor)) {
-    tryReap(dir);
+    await tryReap(ledger, dir);
     throw new HostError("PoolExists", `${dir} already holds a pool`);
   }
   ensureDir(p.items);
+  ledger.bind();
   const now = o.now ?? Date.now;
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
   writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
-  return openPoolDir(dir);
+  return ledger.open();
 }
 
 /** tryReap reaps what it can of a pool whose ledger may not open (a refusal then is the caller's). */
-function tryReap(dir: string): void {
+async function tryReap(ledger: PoolLedger, dir: string): Promise<void> {
   try {
-    reap(dir);
+    await reapOn(ledger, dir);
   } catch {
     // the refusal that follows stands; list or destroy names what is wrong with the ledger
   }
@@ -143,9 +156,10 @@ export async function provisionItems(
 ): Promise<string[]> {
   const p = poolPaths(dir);
   const ids: string[] = [];
-  reap(dir);
+  const ledger = o.ledger ?? folderLedger(dir);
+  await reapOn(ledger, dir);
   for (let i = 0; i < n; i++) {
-    const item = newItemFolder(dir, openPoolDir(dir).account.items.size);
+    const item = newItemFolder(dir, (await ledger.open()).account.items.size);
     const before = process.cpuUsage();
     writeFileDurably(
       `${p.item(item)}/item.json`,
@@ -163,7 +177,7 @@ export async function provisionItems(
     }
     const used = process.cpuUsage(before);
     const provision = provisionFigure(BigInt(used.user + used.system), idleCpu, idleSource);
-    commitPoolOp(dir, (t) => {
+    await ledger.commit((t) => {
       const at = Math.max((o.now ?? Date.now)(), t.account.last_ms);
       const body: EntryBody = {
         kind: "provisioned",
@@ -239,34 +253,51 @@ export interface Claimed {
  * residency accounted up to now, the claim appended, the idle process ended (§15.4). Refuses
  * `PoolEmpty`, and every §15 code the accounting raises (e.g. `DoubleClaim`).
  */
-export function claimPoolItem(
-  dir: string,
-  o: { unit: Digest; grants: Digest; key: KeyPair; item?: string; now?: () => number; busyMs?: number },
-): Claimed {
+export function claimPoolItem(dir: string, o: ClaimOptions): Claimed {
+  const deadline = Date.now() + (o.busyMs ?? 10_000);
+  return claimedOf(dir, commitPoolOp(dir, claimDecision(dir, o), deadline));
+}
+
+/** claimPoolItemOn is claimPoolItem on a ledger kept anywhere (ledger.ts). */
+export async function claimPoolItemOn(ledger: PoolLedger, dir: string, o: ClaimOptions): Promise<Claimed> {
+  const deadline = Date.now() + (o.busyMs ?? 10_000);
+  return claimedOf(dir, await ledger.commit(claimDecision(dir, o), deadline));
+}
+
+/** What a claim names: the run of (unit, grants), the signing key, the item (default the oldest resident). */
+export interface ClaimOptions {
+  readonly unit: Digest;
+  readonly grants: Digest;
+  readonly key: KeyPair;
+  readonly item?: string;
+  readonly now?: () => number;
+  /** How long (ms) lost races on the ledger's head are retried before StaleHead (default 10 s). */
+  readonly busyMs?: number;
+}
+
+function claimDecision(dir: string, o: ClaimOptions): PoolDecision<string> {
   // Concurrent claimants race on the ledger's head: a claimant whose append lost the head
   // (StaleHead) reads the new entries and decides again, so it takes the next resident item, or is
   // told PoolEmpty (DoubleClaim for an --item another took). It gives up with StaleHead only after
   // busyMs (default 10 s) of lost races.
-  const deadline = Date.now() + (o.busyMs ?? 10_000);
-  const {
-    result: item,
-    state: s,
-    retries,
-  } = commitPoolOp(
-    dir,
-    (t, stillHead) => {
-      const it = pickResident(t, o.item);
-      // The residency up to now and the claim go in one log entry: the claim is committed with the
-      // residency it carries, or neither is.
-      const body = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
-      // Under contention most heads are lost: decide again before signing on one already taken.
-      if (!stillHead()) throw new HostError("StaleHead", `${dir}: the ledger moved on while claiming`);
-      const envs = sign(t, [body], o.key);
-      envs.push(appendEntry(t, claimBody(t, it, o.unit, o.grants), o.key));
-      return { envs, result: it };
-    },
-    deadline,
-  );
+  return (t, stillHead) => {
+    const it = pickResident(t, o.item);
+    // The residency up to now and the claim go in one log entry: the claim is committed with the
+    // residency it carries, or neither is.
+    const body = residencyNow(dir, t, it, Math.max((o.now ?? Date.now)(), t.account.last_ms));
+    // Under contention most heads are lost: decide again before signing on one already taken.
+    if (stillHead !== undefined && !stillHead())
+      throw new HostError("StaleHead", `${dir}: the ledger moved on while claiming`);
+    const envs = sign(t, [body], o.key);
+    envs.push(appendEntry(t, claimBody(t, it, o.unit, o.grants), o.key));
+    return { envs, result: it };
+  };
+}
+
+function claimedOf(
+  dir: string,
+  { result: item, state: s, retries }: { result: string; state: LedgerState; retries: number },
+): Claimed {
   const claim = s.payloads[s.payloads.length - 1] as ClaimedEntry;
   const idle = readIdle(poolPaths(dir).proc(item));
   if (idle) stopIdle(idle.pid);
@@ -292,13 +323,38 @@ export function evictPoolItem(
   key: KeyPair,
   now: () => number = Date.now,
 ): LedgerState {
-  const { state } = commitPoolOp(dir, (t) => {
+  return evicted(dir, item, commitPoolOp(dir, evictDecision(dir, item, reason, key, now)).state);
+}
+
+/** evictPoolItemOn is evictPoolItem on a ledger kept anywhere (ledger.ts). */
+export async function evictPoolItemOn(
+  ledger: PoolLedger,
+  dir: string,
+  item: string,
+  reason: EvictionReason,
+  key: KeyPair,
+  now: () => number = Date.now,
+): Promise<LedgerState> {
+  return evicted(dir, item, (await ledger.commit(evictDecision(dir, item, reason, key, now))).state);
+}
+
+function evictDecision(
+  dir: string,
+  item: string,
+  reason: EvictionReason,
+  key: KeyPair,
+  now: () => number,
+): PoolDecision<null> {
+  return (t) => {
     pickResident(t, item);
     const body = residencyNow(dir, t, item, Math.max(now(), t.account.last_ms));
     const envs = sign(t, [body], key);
     envs.push(appendEntry(t, evictBody(t, item, reason), key));
     return { envs, result: null };
-  });
+  };
+}
+
+function evicted(dir: string, item: string, state: LedgerState): LedgerState {
   const idle = readIdle(poolPaths(dir).proc(item));
   if (idle) stopIdle(idle.pid);
   killParkedNow(poolPaths(dir).item(item));
@@ -312,10 +368,24 @@ export function closePoolDir(dir: string, key: KeyPair, now: () => number = Date
   for (const it of [...s.account.items.values()].filter((i) => i.state === "resident"))
     evictPoolItem(dir, it.item, "host-shutdown", key, now);
   // Built on the ledger as read: an item provisioned meanwhile makes the close Unattributed.
-  return commitPoolOp(dir, (t) => ({
-    envs: sign(t, [closeBody(t, Math.max(now(), t.account.last_ms))], key),
-    result: null,
-  })).state;
+  return commitPoolOp(dir, closeDecision(key, now)).state;
+}
+
+/** closePoolOn is closePoolDir on a ledger kept anywhere (ledger.ts). */
+export async function closePoolOn(
+  ledger: PoolLedger,
+  dir: string,
+  key: KeyPair,
+  now: () => number = Date.now,
+): Promise<LedgerState> {
+  const s = await ledger.open();
+  for (const it of [...s.account.items.values()].filter((i) => i.state === "resident"))
+    await evictPoolItemOn(ledger, dir, it.item, "host-shutdown", key, now);
+  return (await ledger.commit(closeDecision(key, now))).state;
+}
+
+function closeDecision(key: KeyPair, now: () => number): PoolDecision<null> {
+  return (t) => ({ envs: sign(t, [closeBody(t, Math.max(now(), t.account.last_ms))], key), result: null });
 }
 
 /** One item as `sbx pool list` shows it: its state and energy, with live residency for resident items. */
@@ -338,6 +408,21 @@ export function listPool(
 ): { state: LedgerState; items: ItemView[] } {
   const s = openPoolDir(dir);
   reap(dir);
+  return { state: s, items: itemViews(dir, s, now) };
+}
+
+/** listPoolOn is listPool on a ledger kept anywhere (ledger.ts). */
+export async function listPoolOn(
+  ledger: PoolLedger,
+  dir: string,
+  now: () => number = Date.now,
+): Promise<{ state: LedgerState; items: ItemView[] }> {
+  const s = await ledger.open();
+  await reapOn(ledger, dir);
+  return { state: s, items: itemViews(dir, s, now) };
+}
+
+function itemViews(dir: string, s: LedgerState, now: () => number): ItemView[] {
   const t = Math.max(now(), s.account.last_ms);
   const items = [...s.account.items.values()].map((it) => {
     const accounted = it.provision + it.residency;
@@ -355,7 +440,7 @@ export function listPool(
       frozen: parked === null ? null : parkedAlive(parked) && parkedFrozen(parked),
     };
   });
-  return { state: s, items };
+  return items;
 }
 
 /**
@@ -368,10 +453,11 @@ export async function destroyPoolDir(
   dir: string,
   key: KeyPair,
   now: () => number = Date.now,
+  ledger: PoolLedger = folderLedger(dir),
 ): Promise<LedgerState> {
-  const open = openPoolDir(dir);
-  const s = open.account.closed ? open : closePoolDir(dir, key, now);
-  reap(dir);
+  const open = await ledger.open();
+  const s = open.account.closed ? open : await closePoolOn(ledger, dir, key, now);
+  await reapOn(ledger, dir);
   const items = poolPaths(dir).items;
   const names = existsSync(items) ? readdirSync(items) : [];
   for (const name of names) await destroyParked(poolPaths(dir).item(name));

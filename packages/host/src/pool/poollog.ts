@@ -26,6 +26,7 @@ import {
   type LogEntry,
   type LogMark,
 } from "../log/appendlog.ts";
+import { refuseLedgerElsewhere } from "./ledgerat.ts";
 
 /** The pool's log folder, beside pool.json. */
 export function poolLogDir(dir: string): string {
@@ -56,13 +57,18 @@ export function encodeEntry(envs: readonly Envelope[]): Uint8Array {
 
 // The envelopes of one log entry: 1 to ENVELOPES_PER_ENTRY lines of JSON, each ended by a newline.
 function decodeEntry(dir: string, e: LogEntry): unknown[] {
+  return decodeEntryOf(poolLogDir(dir), e);
+}
+
+/** decodeEntryOf reads one log entry of the ledger at `where` as its envelopes (`PoolLedgerFormat`). */
+export function decodeEntryOf(where: string, e: LogEntry): unknown[] {
   const text = new TextDecoder("utf-8", { fatal: false }).decode(e.payload);
   const lines = text.split("\n");
   const last = lines.pop();
   if (last !== "" || lines.length === 0 || lines.length > ENVELOPES_PER_ENTRY)
     throw new HostError(
       "PoolLedgerFormat",
-      `${poolLogDir(dir)}: entry ${String(e.seq)} is not 1–${String(ENVELOPES_PER_ENTRY)} lines of JSON`,
+      `${where}: entry ${String(e.seq)} is not 1–${String(ENVELOPES_PER_ENTRY)} lines of JSON`,
     );
   return lines.map((l, i) => {
     try {
@@ -70,15 +76,17 @@ function decodeEntry(dir: string, e: LogEntry): unknown[] {
     } catch (err) {
       throw new HostError(
         "PoolLedgerFormat",
-        `${poolLogDir(dir)}: entry ${String(e.seq)} line ${String(i + 1)} is not JSON`,
+        `${where}: entry ${String(e.seq)} line ${String(i + 1)} is not JSON`,
         { cause: err },
       );
     }
   });
 }
 
-// Refuses a pool folder of the older one-file form: it is not converted (fail closed).
+// Refuses a pool folder of the older one-file form: it is not converted (fail closed). Refuses too
+// a pool whose ledger is a log in another store (ledger.ts: a PostgreSQL store's marker).
 function refuseOldForm(dir: string): void {
+  refuseLedgerElsewhere(dir);
   if (existsSync(oldLedgerFile(dir)))
     throw new HostError(
       "PoolLedgerFormat",
@@ -88,7 +96,8 @@ function refuseOldForm(dir: string): void {
     );
 }
 
-function descriptorBytes(dir: string): Buffer {
+/** descriptorBytes reads the pool's signed descriptor (`PoolMissing` without one). */
+export function descriptorBytes(dir: string): Buffer {
   const p = join(dir, "pool.json");
   if (!existsSync(p)) throw new HostError("PoolMissing", `${dir} holds no pool.json`);
   return readFileSync(p);

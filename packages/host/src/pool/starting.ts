@@ -188,6 +188,21 @@ export function killSandboxNow(h: HostParts): void {
  * cgroups left empty by a dead creator are swept. Returns the items reaped.
  */
 export function reapUnfinished(poolDir: string, inLedger: (item: string) => boolean): string[] {
+  return reapGone(poolDir, goneUnfinished(poolDir), inLedger);
+}
+
+/** An item folder with a starting record whose creator is gone (goneUnfinished). */
+export interface GoneItem {
+  readonly name: string;
+  readonly rec: StartingRecord;
+}
+
+/**
+ * goneUnfinished removes the temporary folders of openItem whose creator is gone, and lists the item
+ * folders still holding a starting record whose creator is gone: nothing more is appended for them,
+ * so a ledger read after this call answers for them for good (reapGone).
+ */
+export function goneUnfinished(poolDir: string): GoneItem[] {
   const items = join(poolDir, "items");
   let names: string[];
   try {
@@ -195,7 +210,7 @@ export function reapUnfinished(poolDir: string, inLedger: (item: string) => bool
   } catch {
     return [];
   }
-  const reaped: string[] = [];
+  const gone: GoneItem[] = [];
   for (const name of names) {
     const opening = OPENING.exec(name);
     if (opening !== null) {
@@ -204,6 +219,20 @@ export function reapUnfinished(poolDir: string, inLedger: (item: string) => bool
     }
     const rec = readStarting(join(items, name));
     if (rec === null || sameProcess(rec.creator)) continue;
+    gone.push({ name, rec });
+  }
+  return gone;
+}
+
+/** reapGone ends and removes each of `gone` that is not in the ledger (asked only now, per item). */
+export function reapGone(
+  poolDir: string,
+  gone: readonly GoneItem[],
+  inLedger: (item: string) => boolean,
+): string[] {
+  const items = join(poolDir, "items");
+  const reaped: string[] = [];
+  for (const { name, rec } of gone) {
     // Asked only now: its creator is gone, so nothing more is appended for it and the answer stands.
     if (inLedger(name)) continue;
     killSandboxNow(rec);

@@ -12,16 +12,16 @@ import { writeFilesAt } from "@sbx/host/fsat";
 import { ingestManifest, verifyManifest } from "@sbx/sandbox-attest/manifest";
 import { EVICTION_REASONS, verifyLedger, type EvictionReason } from "@sbx/sandbox-attest/warmpool";
 import {
-  claimPoolItem,
-  closePoolDir,
+  claimPoolItemOn,
+  closePoolOn,
   claimSandbox,
   createPoolDir,
   destroyPoolDir,
-  evictPoolItem,
-  listPool,
-  openPoolDir,
-  poolPaths,
+  evictPoolItemOn,
+  listPoolOn,
   runClaimed,
+  type Claimed,
+  type PoolLedger,
 } from "@sbx/host/pool";
 import {
   EXIT,
@@ -33,7 +33,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import { runStoreDir } from "../../runstore.ts";
+import { poolsDir, poolStoreDir, withPoolLedger } from "../../poolstore.ts";
 import { hostKeyOf } from "./lifecycle/paths.ts";
 import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
 import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
@@ -71,20 +71,26 @@ function dirArg(positionals: readonly string[]): string {
 /** The flags that name a pool in the run store (`--pool NAME [--store DIR]`) instead of a DIR. */
 const WHERE = { pool: { type: "string" }, store: { type: "string" } } as const;
 const WHERE_HELP = `  DIR | --pool NAME   the pool's folder, or pool NAME in the run store (<store>/pools/NAME)
-  --store DIR         the run store (default ~/.local/share/sbx, or $SBX_STORE)`;
+  --store DIR|URL     the run store (default ~/.local/share/sbx, or $SBX_STORE). With a PostgreSQL
+                      store (postgres://…) the pool's ledger is the log pool/<pool_id> in that
+                      database (§15.7.1), and its folder stays on this host: --pool NAME is then
+                      <local>/pools/NAME, <local> being $SBX_LOCAL_DIR, else ~/.local/share/sbx
+                      (or $XDG_DATA_HOME/sbx). A pool whose ledger is in the other kind of store is
+                      refused (PoolLedgerElsewhere).`;
 
-/** poolWhere: the pool folder (DIR, else <store>/pools/NAME), and the store its default key lives in. */
+/** poolWhere: the pool folder (DIR, else <store>/pools/NAME), and the folder its default key lives in. */
 function poolWhere(
   values: { pool?: string | undefined; store?: string | undefined },
   positionals: readonly string[],
-): { dir: string; store: string; rest: string[] } {
-  const store = runStoreDir(values.store);
+): { dir: string; store: string; given: string | undefined; rest: string[] } {
+  const store = poolStoreDir(values.store);
+  const given = values.store;
   if (values.pool !== undefined) {
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(values.pool) || values.pool.startsWith("."))
       throw new UsageError("--pool NAME: letters, digits, . _ - (at most 64)");
-    return { dir: join(store, "pools", values.pool), store, rest: [...positionals] };
+    return { dir: join(poolsDir(values.store), values.pool), store, given, rest: [...positionals] };
   }
-  return { dir: dirArg(positionals), store, rest: positionals.slice(1) };
+  return { dir: dirArg(positionals), store, given, rest: positionals.slice(1) };
 }
 
 function limitInt(v: string | undefined, name: string, min: number): number | undefined {
@@ -154,16 +160,19 @@ ${EXITS}`,
     const manifest = manifestAddress(values.manifest);
     const key = hostKeyOf(where.store, values.key);
     mkdirSync(where.dir, { recursive: true });
-    const s = await createPoolDir(where.dir, {
-      name: values.name ?? values.pool ?? "pool",
-      manifest,
-      size,
-      key,
-      idleProcess: !values["no-idle"],
-      ...(sandboxed
-        ? { parked: { limits, ...(values.user !== undefined ? { user: values.user } : {}) } }
-        : {}),
-    });
+    const s = await withPoolLedger(where.dir, where.given, (ledger) =>
+      createPoolDir(where.dir, {
+        name: values.name ?? values.pool ?? "pool",
+        manifest,
+        size,
+        key,
+        idleProcess: !values["no-idle"],
+        ledger,
+        ...(sandboxed
+          ? { parked: { limits, ...(values.user !== undefined ? { user: values.user } : {}) } }
+          : {}),
+      }),
+    );
     if (values.json)
       printJson(io, {
         pool_id: s.pool_id,
@@ -183,15 +192,18 @@ ${EXITS}`,
 const list: Command = {
   name: "pool list",
   summary: "list a pool's items with the energy each has accrued so far",
-  help: `usage: sbx pool list (DIR | --pool NAME) [--store DIR] [--json]
+  help: `usage: sbx pool list (DIR | --pool NAME) [--store DIR|URL] [--json]
   Lists every item: state, provisioning plus residency accounted in the ledger, and for resident
   items the residency measured since, up to now (estimated: §6.3 models over cgroup counters, /proc
   and disk blocks); for a parked sandbox, whether the kernel reports it frozen now.
 ${WHERE_HELP}
 ${EXITS}`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, { json: { type: "boolean" }, ...WHERE });
-    const { state, items } = listPool(poolWhere(values, positionals).dir);
+    const where = poolWhere(values, positionals);
+    const { state, items } = await withPoolLedger(where.dir, where.given, (ledger) =>
+      listPoolOn(ledger, where.dir),
+    );
     if (values.json) printJson(io, { pool_id: state.pool_id, items });
     else {
       io.out(`pool ${state.pool_id} (${state.descriptor.name}), manifest ${state.descriptor.manifest}`);
@@ -200,7 +212,7 @@ ${EXITS}`,
           `  ${it.item}  ${it.state.padEnd(8)}  ${joules(it.accrued_now_uj).padStart(16)}${it.idle_pid === null ? "" : `  idle pid ${it.idle_pid}`}${it.frozen === null ? "" : it.frozen ? "  sandbox frozen" : "  sandbox NOT frozen"}`,
         );
     }
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };
 
@@ -211,12 +223,7 @@ interface Ran {
   readonly total_uj: string;
 }
 
-async function runInClaim(
-  io: Io,
-  c: ReturnType<typeof claimPoolItem>,
-  argv: string[],
-  key: ReturnType<typeof readKey>,
-): Promise<Ran> {
+async function runInClaim(io: Io, c: Claimed, argv: string[], key: ReturnType<typeof readKey>): Promise<Ran> {
   const r = await runClaimed(c, argv, key);
   io.err(r.stdout.trimEnd());
   return { exit_code: r.code, receipt: r.envelope as unknown as JsonObject, total_uj: r.receipt.total_uj };
@@ -230,6 +237,7 @@ async function runInClaim(
  */
 async function claimIntoRun(
   io: Io,
+  ledger: PoolLedger,
   where: { dir: string; store: string },
   argv: string[],
   v: {
@@ -243,7 +251,7 @@ async function claimIntoRun(
   },
 ): Promise<number> {
   const key = hostKeyOf(where.store, v.key);
-  const state = openPoolDir(where.dir);
+  const state = await ledger.open();
   const manifest = state.descriptor.manifest;
   // --grant: verified and judged before anything is claimed (poolgrant.ts).
   const grant = await preparePoolGrant(v, key);
@@ -252,7 +260,7 @@ async function claimIntoRun(
   const timeoutMs = limitInt(v["timeout-ms"], "timeout-ms", 1);
   const unit = makeUnit({ argv, manifest, level: "S4" });
   const id = unitId(unit);
-  const c = claimPoolItem(where.dir, {
+  const c = await claimPoolItemOn(ledger, where.dir, {
     unit: id,
     grants: grantsId,
     key,
@@ -358,7 +366,7 @@ async function claimIntoRun(
 const claim: Command = {
   name: "pool claim",
   summary: "claim a parked sandbox: thaw it and run the unit in it; the first receipt carries its residency",
-  help: `usage: sbx pool claim (DIR | --pool NAME) [--store DIR] [--key KEYFILE] [--grants ID] [--item ITEM]
+  help: `usage: sbx pool claim (DIR | --pool NAME) [--store DIR|URL] [--key KEYFILE] [--grants ID] [--item ITEM]
                       [--timeout-ms N] [--out DIR] [--json] -- CMD [ARGS…]
        sbx pool claim DIR --unit ID --grants ID --key KEYFILE [--item ITEM] [--json] [-- CMD…]
   Claims one resident item (the oldest, or ITEM) in order: (1) its residency is accounted up to now
@@ -400,15 +408,21 @@ ${EXITS}`,
       throw new UsageError("--grant runs the claimed unit: it does not take --unit");
     if (values.unit === undefined) {
       if (where.rest.length === 0) throw new UsageError("a command after -- is required (or --unit)");
-      return claimIntoRun(io, where, where.rest, values);
+      return withPoolLedger(where.dir, where.given, (ledger) =>
+        claimIntoRun(io, ledger, where, where.rest, values),
+      );
     }
     const key = hostKeyOf(where.store, values.key);
-    const c = claimPoolItem(where.dir, {
-      unit: digestOpt(values.unit, "unit"),
-      grants: digestOpt(values.grants, "grants"),
-      key,
-      ...(values.item ? { item: values.item } : {}),
-    });
+    const unit = digestOpt(values.unit, "unit");
+    const grants = digestOpt(values.grants, "grants");
+    const c = await withPoolLedger(where.dir, where.given, (ledger) =>
+      claimPoolItemOn(ledger, where.dir, {
+        unit,
+        grants,
+        key,
+        ...(values.item ? { item: values.item } : {}),
+      }),
+    );
     const argv = where.rest;
     const ran = argv.length > 0 ? await runInClaim(io, c, argv, key) : null;
     if (values.json)
@@ -436,7 +450,7 @@ ${EXITS}`,
 const destroy: Command = {
   name: "pool destroy",
   summary: "destroy a pool: evict what is resident, close the ledger, end every sandbox, remove the items",
-  help: `usage: sbx pool destroy (DIR | --pool NAME) [--store DIR] [--key KEYFILE] [--json]
+  help: `usage: sbx pool destroy (DIR | --pool NAME) [--store DIR|URL] [--key KEYFILE] [--json]
   Evicts every resident item (host-shutdown) and closes the ledger unless it is closed, then ends
   every sandbox still there (also a claimed one whose claimant was killed) and removes the items'
   folders, workspaces included. pool.json and the ledger stay: \`sbx pool verify\` still works.
@@ -450,7 +464,10 @@ ${EXITS}`,
       ...WHERE,
     });
     const where = poolWhere(values, positionals);
-    const s = await destroyPoolDir(where.dir, hostKeyOf(where.store, values.key));
+    const key = hostKeyOf(where.store, values.key);
+    const s = await withPoolLedger(where.dir, where.given, (ledger) =>
+      destroyPoolDir(where.dir, key, Date.now, ledger),
+    );
     if (values.json)
       printJson(io, { pool_id: s.pool_id, destroyed: true, drawn_uj: s.account.drawn.toString() });
     else
@@ -464,71 +481,89 @@ ${EXITS}`,
 const evict: Command = {
   name: "pool evict",
   summary: "evict a pooled sandbox; its provisioning and residency are recorded as overhead",
-  help: `usage: sbx pool evict DIR ITEM --key KEYFILE [--reason ${EVICTION_REASONS.join("|")}] [--json]
+  help: `usage: sbx pool evict (DIR | --pool NAME) ITEM --key KEYFILE [--store DIR|URL]
+                      [--reason ${EVICTION_REASONS.join("|")}] [--json]
   Accounts the item's residency up to now, records the eviction with provisioning plus residency
   as overhead (never zero, §15.5), ends its idle process and removes its folder.
+${WHERE_HELP}
 ${EXITS}`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       key: { type: "string" },
       reason: { type: "string" },
       json: { type: "boolean" },
+      ...WHERE,
     });
-    const item = positionals[1];
+    const where = poolWhere(values, positionals);
+    const item = where.rest[0];
     const reason = (values.reason ?? "operator") as EvictionReason;
     if (!values.key || item === undefined || !EVICTION_REASONS.includes(reason))
       throw new UsageError("DIR ITEM, --key and a known --reason are required");
-    const s = evictPoolItem(dirArg(positionals), item, reason, readKey(values.key));
+    const key = readKey(values.key);
+    const s = await withPoolLedger(where.dir, where.given, (ledger) =>
+      evictPoolItemOn(ledger, where.dir, item, reason, key),
+    );
     const e = s.payloads[s.payloads.length - 1];
     const overhead = e?.kind === "evicted" ? e.overhead_uj : "0";
     if (values.json) printJson(io, { eviction: e as unknown as JsonObject });
     else io.out(`evicted ${item} (${reason}): overhead ${joules(overhead)}`);
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };
 
 const close: Command = {
   name: "pool close",
   summary: "evict every resident sandbox and close the pool's ledger",
-  help: `usage: sbx pool close DIR --key KEYFILE [--json]
+  help: `usage: sbx pool close (DIR | --pool NAME) --key KEYFILE [--store DIR|URL] [--json]
   Evicts every resident item (host-shutdown) and appends the close with the pool's totals (§15.6).
+${WHERE_HELP}
 ${EXITS}`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       key: { type: "string" },
       json: { type: "boolean" },
+      ...WHERE,
     });
     if (!values.key) throw new UsageError("--key is required");
-    const s = closePoolDir(dirArg(positionals), readKey(values.key));
+    const where = poolWhere(values, positionals);
+    const key = readKey(values.key);
+    const s = await withPoolLedger(where.dir, where.given, (ledger) => closePoolOn(ledger, where.dir, key));
     if (values.json) printJson(io, { pool_id: s.pool_id, drawn_uj: s.account.drawn.toString() });
     else
       io.out(
         `closed: drawn ${joules(s.account.drawn)} = claimed ${joules(s.account.claimed)} + evicted ${joules(s.account.evicted)}`,
       );
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };
 
 const verify: Command = {
   name: "pool verify",
   summary: "verify a pool's signed ledger: chain, signatures, and energy conservation",
-  help: `usage: sbx pool verify DIR (--trust FILE|DID… | --any-signer) [--closed] [--json]
-  Verifies the ledger from its files (§15.7): every signature, by the pool's host (a trusted host),
+  help: `usage: sbx pool verify (DIR | --pool NAME) [--store DIR|URL] (--trust FILE|DID… | --any-signer)
+                       [--closed] [--json]
+  Verifies the ledger where the store keeps it (§15.7, §15.7.1): its log folder, or its log in the
+  PostgreSQL store (every link checked there): every signature, by the pool's host (a trusted host),
   the hash chain, every entry's accounting, and conservation: drawn = claimed + evicted +
   outstanding. --closed also requires every microjoule attributed (a closed ledger).
 ${TRUST_HELP}
   --host DID        the same as --trust (older name)
+${WHERE_HELP}
 ${EXITS}; 0 also for UNTRUSTED with --any-signer`,
-  run(args, io) {
+  async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       host: { type: "string", multiple: true },
       closed: { type: "boolean" },
       json: { type: "boolean" },
       ...TRUST_OPTIONS,
+      ...WHERE,
     });
-    const dir = dirArg(positionals);
+    const where = poolWhere(values, positionals);
     const trust = trustOf(values, values.host);
-    const s = openPoolDir(dir);
+    const { s, ledgerAt } = await withPoolLedger(where.dir, where.given, async (ledger) => ({
+      s: await ledger.open(),
+      ledgerAt: ledger.where,
+    }));
     const sum = verifyLedger(
       { pool: s.pool, entries: s.entries },
       { requireClosed: values.closed ?? false, ...(trust.keys ? { hosts: trust.keys } : {}) },
@@ -540,7 +575,7 @@ ${EXITS}; 0 also for UNTRUSTED with --any-signer`,
         signers: [sum.host],
         ...sum,
         claims: sum.claims.length,
-        ledger: poolPaths(dir).ledger,
+        ledger: ledgerAt,
       });
     else {
       io.out(
@@ -553,7 +588,7 @@ ${EXITS}; 0 also for UNTRUSTED with --any-signer`,
         `energy: drawn ${joules(sum.drawn_uj)} = claimed ${joules(sum.claimed_uj)} + evicted ${joules(sum.evicted_uj)} + outstanding ${joules(sum.outstanding_uj)}`,
       );
     }
-    return Promise.resolve(EXIT.ok);
+    return EXIT.ok;
   },
 };
 
