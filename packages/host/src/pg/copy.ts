@@ -10,9 +10,9 @@ import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from "
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bytesEqual, envelopeAddress, formatDigest, fromHex, type Digest, type Envelope } from "@sbx/wire";
+import { bytesEqual, formatDigest, fromHex, type Digest, type Envelope } from "@sbx/wire";
 import { decodeRecord, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import type { Store } from "@sbx/sandbox-attest/store";
+import { openSigned, type Store } from "@sbx/sandbox-attest/store";
 import { HostError } from "../errors.ts";
 import { FileStore } from "../store/filestore.ts";
 import { copyLogs } from "./copylogs.ts";
@@ -112,11 +112,9 @@ function arrived(want: Digest, got: Digest, size: number): number {
 async function copySigned(from: Store, to: Store, a: Digest): Promise<void> {
   const env = (await from.getSigned(a)) as Envelope | null;
   if (env === null) throw new HostError("StoreCorrupt", `signed object ${a} vanished during the copy`);
-  if (envelopeAddress(env) !== a)
-    throw new SandboxAttestError(
-      "ObjectMismatch",
-      `signed object stored under ${a} has payload ${envelopeAddress(env)}`,
-    );
+  // Verified as a reader opens it (shape, every signature, canonical payload: wire codes such as
+  // BadSignature), of whatever payload type it states, and under its own payload address.
+  openSigned(a, env, typeof env.payloadType === "string" ? env.payloadType : "");
   if ((await to.putSigned(env)) !== a)
     throw new SandboxAttestError("ObjectMismatch", `signed ${a} arrived elsewhere`);
 }

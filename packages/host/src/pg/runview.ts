@@ -243,8 +243,18 @@ export class PgObjectCache {
       const got = new Map(r.rows.map((row) => [dig(row.a), bytesOf(row.data)]));
       for (const a of names) {
         const i = this.#info.get(a);
-        const b = got.get(a) ?? (i?.chunks === 0 ? new Uint8Array() : null);
-        yield [a, b ?? new HostError("StoreCorrupt", `object ${a}: chunk 0 is missing`)];
+        // As getObjectStream reads it: the chunks the object row counts, of the size it records.
+        const b = i?.chunks === 0 ? new Uint8Array() : (got.get(a) ?? null);
+        if (b === null) yield [a, new HostError("StoreCorrupt", `object ${a}: chunk 0 is missing`)];
+        else if (b.length !== i?.size)
+          yield [
+            a,
+            new SandboxAttestError(
+              "ObjectMismatch",
+              `object ${a} holds ${String(b.length)} bytes, recorded as ${String(i?.size)}`,
+            ),
+          ];
+        else yield [a, b];
       }
     };
     for (const a of small) {
