@@ -40,6 +40,7 @@ import {
   copyStore,
   CHUNK_BYTES,
   logStoreOf,
+  PgLogStore,
   PgStore,
   SharedRunStore,
   startCluster,
@@ -882,3 +883,144 @@ async function signedCase(c: SignedCase): Promise<void> {
 
 for (const c of SIGNED_CASES)
   test(`signed object, ${c.name}: refused by every reader with a code`, () => signedCase(c));
+
+// ---- seeded random damage: bytes flipped, inserted, removed, cut or replaced in any column read
+
+/** A small deterministic generator (xorshift32), so a failing case can be replayed. */
+function xorshift(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+}
+
+/** damage returns `b` altered one random way (never equal to `b`). */
+function damage(b: Buffer, next: () => number): Buffer {
+  for (;;) {
+    const at = b.length === 0 ? 0 : next() % b.length;
+    let out: Buffer;
+    switch (next() % 6) {
+      case 0:
+        out = Buffer.from(b);
+        if (b.length > 0) out[at] = out[at]! ^ (1 << (next() % 8));
+        break;
+      case 1:
+        out = Buffer.concat([b.subarray(0, at), Buffer.from([next() % 256]), b.subarray(at)]);
+        break;
+      case 2:
+        out = Buffer.concat([b.subarray(0, at), b.subarray(at + 1)]);
+        break;
+      case 3:
+        out = b.subarray(0, at);
+        break;
+      case 4:
+        out = Buffer.from(Array.from({ length: next() % 80 }, () => next() % 256));
+        break;
+      default:
+        out = Buffer.concat([b, b.subarray(0, 1 + (next() % 40))]);
+    }
+    if (!out.equals(b)) return out;
+  }
+}
+
+const TRIALS = 240;
+
+test(`seeded random damage (${String(TRIALS)} trials) to any column read: a coded refusal from fresh and warm readers, never other bytes`, async () => {
+  const db = await copyOfWorld();
+  const warm = await PgStore.open(db.url);
+  const fresh = await PgStore.open(db.url);
+  const next = xorshift(0x5b7a11);
+  const targets: {
+    table: string;
+    key: string;
+    keys: unknown[];
+    col: string;
+    kind: "record" | "log" | "object";
+    address?: Digest;
+  }[] = [
+    { table: "sbx_records", key: "id = $1", keys: [raw(world.id)], col: "header", kind: "record" },
+    ...[1, 2].flatMap((seq) =>
+      ["prev", "head", "line"].map((col) => ({
+        table: "sbx_segments",
+        key: "record = $1 AND seq = $2",
+        keys: [raw(world.id), seq],
+        col,
+        kind: "record" as const,
+      })),
+    ),
+    ...[1, 2, 3].flatMap((seq) =>
+      ["prev", "head", "payload"].map((col) => ({
+        table: "sbx_log_entries",
+        key: "log = $1 AND seq = $2",
+        keys: [LOG, seq],
+        col,
+        kind: "log" as const,
+      })),
+    ),
+    {
+      table: "sbx_chunks",
+      key: "address = $1",
+      keys: [raw(world.small)],
+      col: "data",
+      kind: "object",
+      address: world.small,
+    },
+    {
+      table: "sbx_chunks",
+      key: "address = $1",
+      keys: [raw(world.dir)],
+      col: "data",
+      kind: "object",
+      address: world.dir,
+    },
+  ];
+  try {
+    for (let t = 0; t < TRIALS; t++) {
+      const tg = targets[next() % targets.length]!;
+      const where = `${tg.key}`;
+      const r = await db.sql.query<Record<string, Buffer>>(
+        `SELECT ${tg.col} AS v FROM ${tg.table} WHERE ${where}`,
+        tg.keys,
+      );
+      const was = r.rows[0]!["v"]!;
+      const now = damage(was, next);
+      const what = `trial ${String(t)}: ${tg.table}.${tg.col} ${JSON.stringify(tg.keys.slice(1))} ${was.toString("hex").slice(0, 40)}… → ${now.toString("hex").slice(0, 80)}`;
+      await db.sql.query(`UPDATE ${tg.table} SET ${tg.col} = $${String(tg.keys.length + 1)} WHERE ${where}`, [
+        ...tg.keys,
+        now,
+      ]);
+      try {
+        if (tg.kind === "record") {
+          fresh.forgetVerified();
+          await refusedWith(`${what}: fresh`, () => fresh.readRecordBytes(world.id));
+          await refusedWith(`${what}: warm, asked in full`, () =>
+            warm.readRecordBytes(world.id, { full: true }),
+          );
+        } else if (tg.kind === "log") {
+          await refusedWith(`${what}: fresh`, () => new PgLogStore(fresh.pool, 1000).readLog(LOG));
+          await refusedWith(`${what}: warm`, () => warm.logs.readLog(LOG));
+        } else {
+          await refusedWith(`${what}: getObject`, () => fresh.getObject(tg.address!));
+          const v = await verifyPgRun(fresh, world.id, { hosts: HOSTS });
+          assert.equal(v.run.valid, false, `${what}: verifyPgRun VALID`);
+        }
+      } finally {
+        await db.sql.query(
+          `UPDATE ${tg.table} SET ${tg.col} = $${String(tg.keys.length + 1)} WHERE ${where}`,
+          [...tg.keys, was],
+        );
+      }
+      // Restored: the warm reader holds the record or the ledger as it verified it.
+      if (tg.kind === "record")
+        assert.deepEqual(await warm.readRecordBytes(world.id, { full: true }), world.bytes);
+    }
+  } finally {
+    await Promise.all([warm.close(), fresh.close()]);
+    await db.done();
+  }
+});
