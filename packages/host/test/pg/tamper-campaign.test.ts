@@ -982,7 +982,7 @@ test(`seeded random damage (${String(TRIALS)} trials) to any column read: a code
   try {
     for (let t = 0; t < TRIALS; t++) {
       const tg = targets[next() % targets.length]!;
-      const where = `${tg.key}`;
+      const where = tg.key;
       const r = await db.sql.query<Record<string, Buffer>>(
         `SELECT ${tg.col} AS v FROM ${tg.table} WHERE ${where}`,
         tg.keys,
@@ -1021,6 +1021,25 @@ test(`seeded random damage (${String(TRIALS)} trials) to any column read: a code
     }
   } finally {
     await Promise.all([warm.close(), fresh.close()]);
+    await db.done();
+  }
+});
+
+// The logs table: a ledger's sbx_logs row deleted by hand (foreign keys off) leaves its entries
+// readable; `sbx store copy` used to list ledgers from that table alone and silently left such a
+// ledger behind (a revocation ledger not carried is a grant un-revoked at the destination).
+test("ledger, its sbx_logs row deleted (foreign keys off): still read whole, and carried whole by sbx store copy", async () => {
+  const db = await copyOfWorld();
+  const s = await PgStore.open(db.url);
+  try {
+    await noForeignKeys(db.sql, () => db.sql.query("DELETE FROM sbx_logs WHERE name = $1", [LOG]));
+    assert.equal((await s.logs.readLog(LOG)).head, world.logHeads[3]);
+    const dest = FileStore.open(mkdtempSync(join(tmp, "copy-")), { create: true });
+    const r = await copyStore(s, dest);
+    assert.deepEqual([r.logs, r.entries], [1, 3]);
+    assert.equal((await logStoreOf(dest).readLog(LOG)).head, world.logHeads[3]);
+  } finally {
+    await s.close();
     await db.done();
   }
 });
