@@ -111,9 +111,12 @@ export class PgStore implements Store {
   putObjectStream(src: AsyncIterable<Uint8Array>, expect?: Digest): Promise<PutResult> {
     return putObjectStream(this.pool, this.retryMs, src, expect);
   }
-  /** getObjectStream yields an object's bytes verified chunk by chunk and as a whole; null when absent. */
-  getObjectStream(address: Digest): Promise<AsyncGenerator<Uint8Array> | null> {
-    return withRetry("object read", this.retryMs, () => getObjectStream(this.pool, address));
+  /**
+   * getObjectStream yields an object's bytes verified chunk by chunk and as a whole; null when absent.
+   * `expectSize`: refuse an object recorded with another size before reading it (`ObjectMismatch`).
+   */
+  getObjectStream(address: Digest, expectSize?: bigint): Promise<AsyncGenerator<Uint8Array> | null> {
+    return withRetry("object read", this.retryMs, () => getObjectStream(this.pool, address, expectSize));
   }
   async getObject(address: Digest): Promise<Uint8Array | null> {
     const s = await this.getObjectStream(address);

@@ -1043,3 +1043,58 @@ test("ledger, its sbx_logs row deleted (foreign keys off): still read whole, and
     await db.done();
   }
 });
+
+/** Counts the chunk reads of object `a` (getObjectStream's per-chunk statement) a store makes from now on. */
+function chunkReads(s: PgStore, a: Digest): { n: number } {
+  const seen = { n: 0 };
+  const pool = s.pool as unknown as { query: (...args: unknown[]) => unknown };
+  const query = pool.query.bind(pool);
+  pool.query = (...args: unknown[]) => {
+    const [text, values] = args as [unknown, unknown[] | undefined];
+    if (
+      typeof text === "string" &&
+      text.includes("FROM sbx_object_chunks oc LEFT JOIN") &&
+      Buffer.isBuffer(values?.[0]) &&
+      values[0].equals(raw(a))
+    )
+      seen.n++;
+    return query(...args);
+  };
+  return seen;
+}
+
+// Resource exhaustion: a chunk list altered to repeat a chunk, with the object's size and count
+// altered to match, made a restore (and `sbx verify`) fetch, write and hash every repeated chunk
+// before the whole failed its address. A snapshot entry gives each file's size, verified with the
+// tree: a reader that holds it refuses an object recorded with another size before reading a chunk.
+test("object, a chunk list forged to repeat a chunk 40 times (size and count to match): restore and verify refuse it before reading any chunk", async () => {
+  const db = await copyOfWorld();
+  const s = await PgStore.open(db.url);
+  const shared = await SharedRunStore.open(db.url, mkdtempSync(join(tmp, "host-")));
+  try {
+    const a = raw(world.big);
+    await db.sql.query(
+      "INSERT INTO sbx_object_chunks (address, seq, chunk) SELECT $1, 2 + g, (SELECT chunk FROM sbx_object_chunks WHERE address = $1 AND seq = 0) FROM generate_series(1, 40) g",
+      [a],
+    );
+    await db.sql.query(
+      "UPDATE sbx_objects SET chunks = chunks + 40, size = size + 40 * $2::bigint WHERE address = $1",
+      [a, CHUNK_BYTES],
+    );
+    const pulled = chunkReads(shared.pg, world.big);
+    assert.equal(
+      await refusedWith("pullTree (restore)", () => shared.pullTree(world.fsRoot)),
+      "ObjectMismatch",
+    );
+    assert.equal(pulled.n, 0, "chunks read by the restore");
+    assert.equal(shared.local.getObjectSync(world.big), null);
+    const verified = chunkReads(s, world.big);
+    const v = await verifyPgRun(s, world.id, { hosts: HOSTS });
+    assert.deepEqual([v.run.valid, v.run.error?.code], [false, "ObjectMismatch"]);
+    assert.equal(verified.n, 0, "chunks read by the verification");
+  } finally {
+    await shared.close();
+    await s.close();
+    await db.done();
+  }
+});
