@@ -47,19 +47,26 @@ function* fileAddresses(root: string, sub: string, suffix: string): Generator<Di
   }
 }
 
+// An address column is 32 bytes by its CHECK; one of another length (the CHECK dropped) is refused.
+function pgAddress(b: Buffer): Digest {
+  if (b.length !== 32)
+    throw new HostError("StoreCorrupt", `an address of ${String(b.length)} bytes is stored`);
+  return formatDigest(new Uint8Array(b));
+}
+
 async function* listObjects(s: AnyStore): AsyncGenerator<Digest> {
   if (s instanceof FileStore) yield* fileAddresses(s.root, "objects", "");
   else
     for (const r of (await s.pool.query<{ a: Buffer }>("SELECT address AS a FROM sbx_objects ORDER BY 1"))
       .rows)
-      yield formatDigest(new Uint8Array(r.a));
+      yield pgAddress(r.a);
 }
 async function* listSigned(s: AnyStore): AsyncGenerator<Digest> {
   if (s instanceof FileStore) yield* fileAddresses(s.root, "signed", ".json");
   else
     for (const r of (await s.pool.query<{ a: Buffer }>("SELECT address AS a FROM sbx_signed ORDER BY 1"))
       .rows)
-      yield formatDigest(new Uint8Array(r.a));
+      yield pgAddress(r.a);
 }
 /** listRecords lists the id of every record a store holds. */
 export async function listRecords(s: AnyStore): Promise<Digest[]> {

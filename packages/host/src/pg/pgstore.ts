@@ -30,6 +30,7 @@ import {
   type Segment,
 } from "@sbx/sandbox-attest/runrecord";
 import type { Store } from "@sbx/sandbox-attest/store";
+import { HostError } from "../errors.ts";
 import { isUniqueViolation, openPool, redactUrl, withClient, withRetry, type PgOptions } from "./conn.ts";
 import { getObjectStream, objectInfo, putObjectStream, type PutResult } from "./objects.ts";
 import { PgLogStore } from "./pglog.ts";
@@ -227,6 +228,11 @@ export class PgStore implements Store {
     const r = await withRetry("list records", this.retryMs, () =>
       this.pool.query<{ id: Buffer }>("SELECT id FROM sbx_records ORDER BY id"),
     );
-    return r.rows.map((row) => dig(row.id));
+    // The id column is 32 bytes by its CHECK; a database where that was dropped is refused, coded.
+    return r.rows.map((row) => {
+      if (row.id.length !== 32)
+        throw new HostError("StoreCorrupt", `a record id of ${String(row.id.length)} bytes is stored`);
+      return dig(row.id);
+    });
   }
 }

@@ -1110,3 +1110,26 @@ test("object, a chunk list forged to repeat a chunk 40 times (size and count to 
     await db.done();
   }
 });
+
+// An attacker who owns the tables can drop their CHECKs too: an id or address of another length
+// than 32 bytes made the listing behind `sbx runs` and `sbx store copy` throw an uncoded RangeError.
+test("an id or address of 31 bytes (its CHECK dropped): the listings refuse it with a code", async () => {
+  for (const [table, col, insert] of [
+    ["sbx_records", "id", "INSERT INTO sbx_records (id, header) VALUES ($1, 'x'::bytea)"],
+    ["sbx_objects", "address", "INSERT INTO sbx_objects (address, size, chunks) VALUES ($1, 0, 0)"],
+    ["sbx_signed", "address", "INSERT INTO sbx_signed (address, envelope) VALUES ($1, '{}'::bytea)"],
+  ] as const) {
+    const db = await copyOfWorld();
+    const s = await PgStore.open(db.url);
+    try {
+      await db.sql.query(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_${col}_check`);
+      await db.sql.query(insert, [randomBytes(31)]);
+      if (table === "sbx_records") await refusedWith("listRecords (sbx runs)", () => s.listRecords());
+      const dest = FileStore.open(mkdtempSync(join(tmp, "copy-")), { create: true });
+      await refusedWith(`sbx store copy, ${table}`, () => copyStore(s, dest));
+    } finally {
+      await s.close();
+      await db.done();
+    }
+  }
+});
