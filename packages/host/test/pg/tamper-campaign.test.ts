@@ -1133,3 +1133,28 @@ test("an id or address of 31 bytes (its CHECK dropped): the listings refuse it w
     }
   }
 });
+
+// What a chain cannot tell on its own: the newest rows deleted (a record or a ledger rolled back to
+// an earlier state). A fresh reader has nothing to compare with and reads the earlier state — exactly
+// a prefix of what was there, never other bytes; a reader that held the newer state refuses at once
+// (the last held row, or every held entry, is checked on each read).
+test("the newest rows deleted (rolled back): a warm reader refuses at once, a fresh reader reads exactly the earlier prefix", async () => {
+  const db = await copyOfWorld();
+  const warm = await PgStore.open(db.url);
+  const fresh = await PgStore.open(db.url);
+  try {
+    assert.deepEqual(await warm.readRecordBytes(world.id), world.bytes);
+    assert.equal((await warm.logs.readLog(LOG)).head, world.logHeads[3]);
+    await db.sql.query("DELETE FROM sbx_segments WHERE record = $1 AND seq = 2", [raw(world.id)]);
+    await db.sql.query("DELETE FROM sbx_log_entries WHERE log = $1 AND seq = 3", [LOG]);
+    assert.equal(await refusedWith("warm record read", () => warm.readRecordBytes(world.id)), "StoreCorrupt");
+    assert.equal(await refusedWith("warm ledger read", () => warm.logs.readLog(LOG)), "LogBroken");
+    const back = (await fresh.readRecordBytes(world.id))!;
+    assert.ok(back.length < world.bytes.length);
+    assert.deepEqual(back, world.bytes.subarray(0, back.length));
+    assert.equal((await fresh.logs.readLog(LOG)).head, world.logHeads[2]);
+  } finally {
+    await Promise.all([warm.close(), fresh.close()]);
+    await db.done();
+  }
+});
