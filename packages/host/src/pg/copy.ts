@@ -10,9 +10,9 @@ import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from "
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bytesEqual, envelopeAddress, formatDigest, fromHex, type Digest, type Envelope } from "@sbx/wire";
+import { bytesEqual, formatDigest, fromHex, type Digest, type Envelope } from "@sbx/wire";
 import { decodeRecord, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import type { Store } from "@sbx/sandbox-attest/store";
+import { openSigned, type Store } from "@sbx/sandbox-attest/store";
 import { HostError } from "../errors.ts";
 import { FileStore } from "../store/filestore.ts";
 import { copyLogs } from "./copylogs.ts";
@@ -47,19 +47,26 @@ function* fileAddresses(root: string, sub: string, suffix: string): Generator<Di
   }
 }
 
+// An address column is 32 bytes by its CHECK; one of another length (the CHECK dropped) is refused.
+function pgAddress(b: Buffer): Digest {
+  if (b.length !== 32)
+    throw new HostError("StoreCorrupt", `an address of ${String(b.length)} bytes is stored`);
+  return formatDigest(new Uint8Array(b));
+}
+
 async function* listObjects(s: AnyStore): AsyncGenerator<Digest> {
   if (s instanceof FileStore) yield* fileAddresses(s.root, "objects", "");
   else
     for (const r of (await s.pool.query<{ a: Buffer }>("SELECT address AS a FROM sbx_objects ORDER BY 1"))
       .rows)
-      yield formatDigest(new Uint8Array(r.a));
+      yield pgAddress(r.a);
 }
 async function* listSigned(s: AnyStore): AsyncGenerator<Digest> {
   if (s instanceof FileStore) yield* fileAddresses(s.root, "signed", ".json");
   else
     for (const r of (await s.pool.query<{ a: Buffer }>("SELECT address AS a FROM sbx_signed ORDER BY 1"))
       .rows)
-      yield formatDigest(new Uint8Array(r.a));
+      yield pgAddress(r.a);
 }
 /** listRecords lists the id of every record a store holds. */
 export async function listRecords(s: AnyStore): Promise<Digest[]> {
@@ -112,11 +119,9 @@ function arrived(want: Digest, got: Digest, size: number): number {
 async function copySigned(from: Store, to: Store, a: Digest): Promise<void> {
   const env = (await from.getSigned(a)) as Envelope | null;
   if (env === null) throw new HostError("StoreCorrupt", `signed object ${a} vanished during the copy`);
-  if (envelopeAddress(env) !== a)
-    throw new SandboxAttestError(
-      "ObjectMismatch",
-      `signed object stored under ${a} has payload ${envelopeAddress(env)}`,
-    );
+  // Verified as a reader opens it (shape, every signature, canonical payload: wire codes such as
+  // BadSignature), of whatever payload type it states, and under its own payload address.
+  openSigned(a, env, typeof env.payloadType === "string" ? env.payloadType : "");
   if ((await to.putSigned(env)) !== a)
     throw new SandboxAttestError("ObjectMismatch", `signed ${a} arrived elsewhere`);
 }

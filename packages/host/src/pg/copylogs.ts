@@ -83,7 +83,11 @@ function readAt(s: AnyStore, name: string): Promise<LogState> {
 /** listLogs lists the name of every log a store holds, sorted. */
 export async function listLogs(s: AnyStore): Promise<string[]> {
   if (!(s instanceof FileStore)) {
-    const r = await s.pool.query<{ name: string }>("SELECT name FROM sbx_logs ORDER BY name");
+    // Every log holding entries too, should its sbx_logs row be gone (a raw edit with foreign keys
+    // off): such a ledger is read, copied and verified like any other, never left behind.
+    const r = await s.pool.query<{ name: string }>(
+      "SELECT name FROM sbx_logs UNION SELECT DISTINCT log FROM sbx_log_entries ORDER BY name",
+    );
     return r.rows.map((row) => row.name);
   }
   const out: string[] = [];

@@ -157,20 +157,34 @@ async function readChunk(pool: Pool, address: Digest, seq: number): Promise<Uint
  * getObjectStream yields an object's bytes chunk by chunk, each checked against its own address;
  * the last chunk is yielded only once the whole has hashed to `address` with the recorded size
  * (`ObjectMismatch` otherwise), so a consumer that reads to the end has verified bytes. Null when
- * the object is not stored.
+ * the object is not stored. With `expectSize` (a size the caller holds verified, such as a snapshot
+ * entry's), an object recorded with another size is refused before any chunk is read, and a stream
+ * never runs past the recorded size (`ObjectMismatch`): a chunk list altered to repeat chunks
+ * cannot make a reader fetch and write more than the size it expects.
  */
 export async function getObjectStream(
   pool: Pool,
   address: Digest,
+  expectSize?: bigint,
 ): Promise<AsyncGenerator<Uint8Array> | null> {
   const info = await objectInfo(pool, address);
   if (info === null) return null;
+  if (expectSize !== undefined && BigInt(info.size) !== expectSize)
+    throw new SandboxAttestError(
+      "ObjectMismatch",
+      `object ${address} is recorded with ${String(info.size)} bytes, expected ${String(expectSize)}`,
+    );
   return (async function* () {
     const h = createBlake3();
     let size = 0;
     let held: Uint8Array | null = null;
     for (let seq = 0; seq < info.chunks; seq++) {
       const chunk = await readChunk(pool, address, seq);
+      if (size + chunk.length > info.size)
+        throw new SandboxAttestError(
+          "ObjectMismatch",
+          `object ${address}: its chunks hold more than its recorded ${String(info.size)} bytes`,
+        );
       if (held !== null) yield held;
       h.update(chunk);
       size += chunk.length;

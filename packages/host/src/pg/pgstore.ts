@@ -30,6 +30,7 @@ import {
   type Segment,
 } from "@sbx/sandbox-attest/runrecord";
 import type { Store } from "@sbx/sandbox-attest/store";
+import { HostError } from "../errors.ts";
 import { isUniqueViolation, openPool, redactUrl, withClient, withRetry, type PgOptions } from "./conn.ts";
 import { getObjectStream, objectInfo, putObjectStream, type PutResult } from "./objects.ts";
 import { PgLogStore } from "./pglog.ts";
@@ -111,9 +112,12 @@ export class PgStore implements Store {
   putObjectStream(src: AsyncIterable<Uint8Array>, expect?: Digest): Promise<PutResult> {
     return putObjectStream(this.pool, this.retryMs, src, expect);
   }
-  /** getObjectStream yields an object's bytes verified chunk by chunk and as a whole; null when absent. */
-  getObjectStream(address: Digest): Promise<AsyncGenerator<Uint8Array> | null> {
-    return withRetry("object read", this.retryMs, () => getObjectStream(this.pool, address));
+  /**
+   * getObjectStream yields an object's bytes verified chunk by chunk and as a whole; null when absent.
+   * `expectSize`: refuse an object recorded with another size before reading it (`ObjectMismatch`).
+   */
+  getObjectStream(address: Digest, expectSize?: bigint): Promise<AsyncGenerator<Uint8Array> | null> {
+    return withRetry("object read", this.retryMs, () => getObjectStream(this.pool, address, expectSize));
   }
   async getObject(address: Digest): Promise<Uint8Array | null> {
     const s = await this.getObjectStream(address);
@@ -224,6 +228,11 @@ export class PgStore implements Store {
     const r = await withRetry("list records", this.retryMs, () =>
       this.pool.query<{ id: Buffer }>("SELECT id FROM sbx_records ORDER BY id"),
     );
-    return r.rows.map((row) => dig(row.id));
+    // The id column is 32 bytes by its CHECK; a database where that was dropped is refused, coded.
+    return r.rows.map((row) => {
+      if (row.id.length !== 32)
+        throw new HostError("StoreCorrupt", `a record id of ${String(row.id.length)} bytes is stored`);
+      return dig(row.id);
+    });
   }
 }

@@ -109,6 +109,10 @@ export class RecordWriter {
     if (first === undefined) throw new SandboxAttestError("RecordMissing", `no record ${id}`);
     let record = known;
     if (record === undefined) {
+      // As the reader (reader.ts): the header row holds exactly one line, so no segment line moved
+      // into it is taken for a row.
+      if (first.header.length === 0 || first.header.indexOf(0x0a) !== first.header.length - 1)
+        throw new HostError("StoreCorrupt", `record ${id}: the header row is not one line`);
       record = decodeRecord(new Uint8Array(first.header)).record;
       if (record.genesis !== id)
         throw new SandboxAttestError(

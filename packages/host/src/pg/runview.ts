@@ -13,7 +13,15 @@
 // hashed on their way through, never kept: `hash` mode, for verification. In `info` mode (the
 // report, which embeds leaves within a budget) a leaf's size is looked up, and its bytes are fetched
 // only when the report asks for them.
-import { digestBytes, formatDigest, isWireError, parseCanonical, parseDigest, type Digest } from "@sbx/wire";
+import {
+  concatBytes,
+  digestBytes,
+  formatDigest,
+  isWireError,
+  parseCanonical,
+  parseDigest,
+  type Digest,
+} from "@sbx/wire";
 import { isSandboxAttestError, parseFsDir, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import {
   checkObject,
@@ -71,6 +79,8 @@ export class PgObjectCache {
   readonly #plain = new Map<Digest, Uint8Array | Error | null>();
   readonly #signed = new Map<Digest, Uint8Array | null>();
   readonly #leaves = new Map<Digest, Leaf>();
+  /** The size a snapshot entry gives each leaf asked for: a longer object is not read past it. */
+  readonly #leafSize = new Map<Digest, bigint>();
   readonly #wantInfo = new Set<Digest>();
   readonly #wantPlain = new Set<Digest>();
   readonly #wantSigned = new Set<Digest>();
@@ -118,6 +128,7 @@ export class PgObjectCache {
       checkLeaf: (a, size, path) => {
         if (!this.#leaves.has(a)) {
           this.#wantLeaf.add(a); // checked on a later pass
+          this.#leafSize.set(a, size);
           return;
         }
         const got = this.#leaves.get(a) ?? null;
@@ -221,8 +232,16 @@ export class PgObjectCache {
       if (i.chunks <= 1) small.push(a);
       else
         try {
-          const b = await this.#pg.getObject(a);
-          yield [a, b ?? new HostError("StoreCorrupt", `object ${a} vanished while read`)];
+          // A leaf is read only up to the size its entry gives (getObjectStream refuses past it).
+          const src = await this.#pg.getObjectStream(a, this.#leafSize.get(a));
+          const parts: Uint8Array[] = [];
+          if (src !== null) for await (const part of src) parts.push(part);
+          yield [
+            a,
+            src === null
+              ? new HostError("StoreCorrupt", `object ${a} vanished while read`)
+              : concatBytes(...parts),
+          ];
         } catch (e) {
           if (!(e instanceof Error) || !("code" in e)) throw e;
           yield [a, e];
@@ -243,8 +262,18 @@ export class PgObjectCache {
       const got = new Map(r.rows.map((row) => [dig(row.a), bytesOf(row.data)]));
       for (const a of names) {
         const i = this.#info.get(a);
-        const b = got.get(a) ?? (i?.chunks === 0 ? new Uint8Array() : null);
-        yield [a, b ?? new HostError("StoreCorrupt", `object ${a}: chunk 0 is missing`)];
+        // As getObjectStream reads it: the chunks the object row counts, of the size it records.
+        const b = i?.chunks === 0 ? new Uint8Array() : (got.get(a) ?? null);
+        if (b === null) yield [a, new HostError("StoreCorrupt", `object ${a}: chunk 0 is missing`)];
+        else if (b.length !== i?.size)
+          yield [
+            a,
+            new SandboxAttestError(
+              "ObjectMismatch",
+              `object ${a} holds ${String(b.length)} bytes, recorded as ${String(i?.size)}`,
+            ),
+          ];
+        else yield [a, b];
       }
     };
     for (const a of small) {
@@ -299,8 +328,10 @@ export class PgObjectCache {
     }
     for (const e of entries)
       if (e.kind === "dir") this.#wantPlain.add(e.digest);
-      else if (this.#mode === "hash") this.#wantLeaf.add(e.digest);
-      else this.#wantInfo.add(e.digest);
+      else if (this.#mode === "hash") {
+        this.#wantLeaf.add(e.digest);
+        this.#leafSize.set(e.digest, BigInt(e.size));
+      } else this.#wantInfo.add(e.digest);
   }
 }
 

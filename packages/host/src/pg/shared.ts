@@ -181,8 +181,8 @@ export class SharedRunStore implements Store {
   }
 
   /** #fetch streams object `a` from the database into `local`, verified both ways; its size. */
-  async #fetch(a: Digest, what: string): Promise<number> {
-    const src = await this.pg.getObjectStream(a);
+  async #fetch(a: Digest, what: string, size?: bigint): Promise<number> {
+    const src = await this.pg.getObjectStream(a, size);
     if (src === null)
       throw new SandboxAttestError("ObjectMissing", `object ${a} (${what}) is not in the store`);
     const tmp = mkdtempSync(join(tmpdir(), "sbx-pull-"));
@@ -227,7 +227,7 @@ export class SharedRunStore implements Store {
         else {
           seen.add(e.digest);
           if (existsSync(this.local.objectPath(e.digest))) continue;
-          bytes += await this.#fetch(e.digest, `${path}/${e.name}`);
+          bytes += await this.#fetch(e.digest, `${path}/${e.name}`, BigInt(e.size)); // its verified size
           moved++;
         }
       }
