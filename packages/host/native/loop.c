@@ -64,7 +64,13 @@ static void read_notices(void) {
     n = read(g->notes, buf, sizeof buf);
     if (n > 0) handle(buf, n);
   } while (n > 0 && FILLED(n, buf));
-  loaders_check(); // after the batch: a process's notices are read before it stops counting
+  // After the batch, and for a process that stopped running its loader, after what it queued before.
+  if (loaders_ended())
+    do {
+      n = read(g->notes, buf, sizeof buf);
+      if (n > 0) handle(buf, n);
+    } while (n > 0 && FILLED(n, buf));
+  loaders_check();
   notices_at = now_ms() + NOTICE_MS;
 }
 

@@ -36,11 +36,13 @@ void on_notice(const struct fanotify_event_metadata *m);
 
 // watch.c: processes running a loader as a program. watch_mount keeps a marked mount's path;
 // loader_runs tracks `pid` (whose executable is, or is about to be, the loader `loader`);
-// loader_opened reports whether an open by `pid` was a loader's; loaders_check drops the processes
-// that no longer run their loader (and the notices of opens with the last one).
+// loader_opened reports whether an open by `pid` was a loader's; loaders_ended marks the processes
+// that no longer run their loader (or are still execing it) and counts them; loaders_check drops
+// the marked ones, once their notices are read (and the notices of opens with the last one).
 void watch_mount(const char *path);
 void loader_runs(pid_t pid, const struct key *loader);
 int loader_opened(pid_t pid);
+int loaders_ended(void);
 void loaders_check(void);
 int loaders_tracked(void);
 

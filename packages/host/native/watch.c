@@ -9,8 +9,14 @@
 //
 // A process is tracked from the exec of a loader it makes (or the first open of a loader process
 // whose exec was not seen) until its executable is no longer that loader: checked at each batch of
-// notices (loop.c). A process forked from a tracked one runs the same loader: it is found by its
-// first notice, and by a scan of the sandbox's processes before the notices are switched off.
+// notices (loop.c). Its exec is allowed before the executable changes, and the same exec open
+// raises a second permission event (FAN_OPEN_PERM) while it waits, so a batch of notices comes
+// while the process still has its old executable: it keeps counting until its executable changes
+// from that one (the exec completed, or it ended or ran something else after a failed exec).
+// Before a process stops counting, the notices it queued are read (an exit raises no permission
+// event that would read them first). A process forked from a tracked one runs the same loader: it
+// is found by its first notice, and by a scan of the sandbox's processes before the notices are
+// switched off.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +34,9 @@
 static struct {
   pid_t pid;
   struct key loader; // the executable the process must still have to count
+  struct key before; // its executable when its exec of the loader was allowed, while `execing`
+  int execing;       // that exec has not been seen to complete
+  int ended;         // it no longer runs the loader: dropped once its notices are read
 } tracked[TRACKED];
 static int ntracked, opens_on;
 static int mounts[MOUNTS]; // O_PATH descriptors of the marked mounts (paths may since be covered)
@@ -83,6 +92,9 @@ void loader_runs(pid_t pid, const struct key *loader) {
   }
   tracked[i].pid = pid;
   tracked[i].loader = *loader;
+  tracked[i].ended = 0;
+  // Called at the exec's permission event, the process still has the executable it execs from.
+  tracked[i].execing = exe_key(pid, &tracked[i].before) && !key_eq(&tracked[i].before, loader);
   opens(1);
 }
 
@@ -130,11 +142,22 @@ static void scan(void) {
   closedir(d);
 }
 
+int loaders_ended(void) {
+  struct key k;
+  int n = 0;
+  for (int i = 0; i < ntracked; i++) {
+    int alive = exe_key(tracked[i].pid, &k);
+    if (alive && key_eq(&k, &tracked[i].loader)) tracked[i].execing = 0;
+    else if (!alive || !tracked[i].execing || !key_eq(&k, &tracked[i].before)) tracked[i].ended = 1;
+    n += tracked[i].ended;
+  }
+  return n;
+}
+
 void loaders_check(void) {
   if (ntracked == 0) return;
-  struct key k;
   for (int i = 0; i < ntracked;)
-    if (exe_key(tracked[i].pid, &k) && key_eq(&k, &tracked[i].loader)) i++;
+    if (!tracked[i].ended) i++;
     else tracked[i] = tracked[--ntracked];
   if (ntracked == 0) scan();
   if (ntracked == 0) opens(0);

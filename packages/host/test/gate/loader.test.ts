@@ -50,6 +50,30 @@ describe("a loader run as a program", () => {
   });
 
   test(
+    "a loader the kernel asks about on each open, run as a program: the program it maps is journaled",
+    { timeout: 30_000 },
+    async () => {
+      // A copy of the loader in the writable workspace carries no ignore mask, so the exec open
+      // that runs it raises its second permission event (FAN_OPEN_PERM) before the exec completes,
+      // while the process still runs the shell: it must still count as running the loader.
+      const r = await runSh(
+        f,
+        policy,
+        `cp ${LOADER} ./ld-copy; ${WARM}; ./ld-copy /usr/bin/true; exit 0`,
+        RO,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const run = r.decisions.find((d) => d.route === "direct" && d.path.endsWith("/ld-copy"));
+      assert.ok(run?.allowed, JSON.stringify(r.decisions));
+      const mapped = r.decisions.filter((d) => d.pid === run.pid && d.route === "loader");
+      assert.ok(
+        mapped.some((d) => d.path === "/usr/bin/true" && d.allowed),
+        `the program it maps, masked after the warm execs, is journaled: ${JSON.stringify(mapped)}`,
+      );
+    },
+  );
+
+  test(
     "after it ends, others' warm execs wait on no more permission events",
     { timeout: 60_000 },
     async () => {
