@@ -217,7 +217,7 @@ test("a claim whose head is taken before it signs decides again without signing 
   await destroyPoolDir(dir, key);
 });
 
-test("8 processes claiming from one pool at once: each item claimed once, losers retried, then PoolEmpty", async (t) => {
+test("8 processes claiming from one pool at once: each item claimed once, then PoolEmpty", async (t) => {
   const size = 40;
   const dir = await pool(size);
   const start = Date.now() + 3000;
@@ -239,8 +239,9 @@ test("8 processes claiming from one pool at once: each item claimed once, losers
     Array<string>(8).fill("PoolEmpty"),
     "each claimant ends on PoolEmpty, nothing else",
   );
+  // How often heads were lost depends on how the 8 processes' starts overlapped (a loaded machine
+  // may start them apart): reported below, not asserted. The test above loses a head on purpose.
   const retries = results.reduce((a, x) => a + (x.retries ?? 0), 0);
-  assert.ok(retries > 0, "some claimant lost a head (StaleHead) and decided again");
   const sum = fromFiles(dir);
   assert.equal(sum.items.claimed, size);
   assert.equal(sum.items.resident, 0);

@@ -27,7 +27,7 @@ import {
 import { copyFileSync, mkdirSync } from "node:fs";
 import { copyLogs, PgStore } from "@sbx/host/pg";
 import { FileStore } from "@sbx/host/store";
-import { readLog } from "@sbx/host/log";
+import { readLog, type LogStore } from "@sbx/host/log";
 import { sql, testDb, withDatabaseName, type TestDb } from "../pg/pgtest.ts";
 
 const key = testKey("poollog-host");
@@ -147,7 +147,7 @@ test("the ledger is the log pool/<pool_id> in the database: one row per operatio
   assert.deepEqual(summarize(listed.state), await fromRows(dir, state.pool_id));
 });
 
-test("8 processes claiming from one pool in the database: each item claimed once, then PoolEmpty", async () => {
+test("8 processes claiming from one pool in the database: each item claimed once, then PoolEmpty", async (t) => {
   const size = 24;
   const { dir, state } = await pool(size);
   const start = Date.now() + 4000;
@@ -171,8 +171,10 @@ test("8 processes claiming from one pool in the database: each item claimed once
     Array<string>(8).fill("PoolEmpty"),
     "each claimant ends on PoolEmpty, nothing else",
   );
+  // How often heads were lost depends on how the 8 processes' starts overlapped (a loaded machine
+  // may start them apart): reported, not asserted. The next test loses a head on purpose.
   const retries = results.reduce((a, x) => a + (x.retries ?? 0), 0);
-  assert.ok(retries > 0, "some claimant lost a head (StaleHead) and decided again");
+  t.diagnostic(`heads lost and decided again: ${String(retries)}`);
   const sum = await fromRows(dir, state.pool_id);
   assert.equal(sum.items.claimed, size);
   assert.equal(sum.items.resident, 0);
@@ -181,6 +183,30 @@ test("8 processes claiming from one pool in the database: each item claimed once
   const destroyed = await destroyPoolDir(dir, key, Date.now, logStoreLedger(dir, store.logs));
   assert.ok(destroyed.account.closed);
   assert.ok(!existsSync(poolLogDir(dir)));
+});
+
+test("a claim whose head another claim took first gets StaleHead, decides again and takes another item", async () => {
+  const { dir } = await pool(3);
+  let interloper: string | undefined;
+  // The claim's store lets another claim commit just before the claim's own append.
+  const logs: LogStore = {
+    readLog: (name) => store.logs.readLog(name),
+    update: (name, build) => store.logs.update(name, build),
+    appendLog: async (name, expected, payload) => {
+      if (interloper === undefined) {
+        interloper = "";
+        interloper = (await claimPoolItemOn(logStoreLedger(dir, store.logs), dir, { unit, grants, key }))
+          .claim.item;
+      }
+      return store.logs.appendLog(name, expected, payload);
+    },
+  };
+  const c = await claimPoolItemOn(logStoreLedger(dir, logs), dir, { unit, grants, key });
+  assert.equal(c.retries, 1, "the lost head was decided again");
+  assert.ok(interloper !== undefined && interloper !== "" && c.claim.item !== interloper, "another item");
+  const sum = await fromRows(dir, (await logStoreLedger(dir, store.logs).open()).pool_id);
+  assert.equal(sum.items.claimed, 2);
+  assert.equal(sum.items.resident, 1);
 });
 
 test("a row altered in the database is refused with a code: by this store, and by a fresh process", async () => {
