@@ -63,7 +63,7 @@ export const READER_CACHE = 1024;
 /** Every how many warm reads of one record a reader checks every held row (the full digest). */
 export const FULL_CHECK_EVERY = 16;
 
-export interface Verified {
+interface Verified {
   readonly record: RunRecord;
   /** the record's wire bytes: the header row, then each segment row's line */
   readonly bytes: Uint8Array;
@@ -88,7 +88,7 @@ interface RowCols {
 }
 
 /** What every read statement returns (one row). */
-export interface ReadRow {
+interface ReadRow {
   /** the prefix digest (warm reads) */
   h?: Buffer;
   /** how many held rows the digest covered (warm reads) */
@@ -295,7 +295,7 @@ async function fromGenesis(q: Pool | PoolClient, id: Digest): Promise<Verified |
 }
 
 /** verifyCold verifies the row of a read from genesis of record `id` (see fromGenesis). */
-export function verifyCold(id: Digest, row: ReadRow): Verified {
+function verifyCold(id: Digest, row: ReadRow): Verified {
   const bytes = view(row.b64 === undefined ? null : Buffer.from(row.b64, "base64"));
   const hl = row.hl ?? 0;
   const { record, lineEnds } = decodeRecord(bytes);
