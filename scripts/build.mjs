@@ -8,7 +8,14 @@
 //    libraries they import are bundled into shared chunks, third-party packages stay imports.
 // 2. The project's own native helper (the exec gate, §5.5), compiled with the machine's C compiler
 //    when its source exists. No prebuilt binary is downloaded.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+//
+// A build that is current is not done again: part 1 writes dist/.build-stamp, the SHA-256 of every
+// input it reads (each package's src/ and package.json, the lockfile, this script), and skips the
+// bundling when the stamp on disk equals the inputs' digest now; any changed, added or removed source
+// changes the digest, so a stale build is rebuilt, never used. Part 2's build.sh rebuilds each helper
+// only when one of its sources is newer. SBX_BUILD_FORCE=1 rebuilds regardless.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 
@@ -111,7 +118,45 @@ async function buildReportPage(esbuild) {
   return r.outputFiles[0].text;
 }
 
+/** Every file under dir (sorted, recursive), as paths relative to the root. */
+function filesUnder(dir, out) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) filesUnder(p, out);
+    else out.push(relative(root, p));
+  }
+  return out;
+}
+
+/** The digest of part 1's inputs: each file's path and bytes, framed by their lengths. */
+function inputsDigest() {
+  const files = [relative(root, import.meta.filename), "package-lock.json"];
+  for (const pkg of readdirSync(join(root, "packages")).sort()) {
+    files.push(...filesUnder(join(root, "packages", pkg, "src"), []));
+    if (existsSync(join(root, "packages", pkg, "package.json"))) files.push(`packages/${pkg}/package.json`);
+  }
+  const h = createHash("sha256");
+  for (const f of files) {
+    const bytes = existsSync(join(root, f)) ? readFileSync(join(root, f)) : new Uint8Array(0);
+    h.update(`${f.length}:${f}${bytes.length}:`).update(bytes);
+  }
+  return h.digest("hex");
+}
+
+const stampPath = join(dist, ".build-stamp");
+function isCurrent(digest) {
+  if (process.env.SBX_BUILD_FORCE === "1") return false;
+  try {
+    return readFileSync(stampPath, "utf8") === digest;
+  } catch {
+    return false;
+  }
+}
+
 async function buildCli() {
+  const digest = inputsDigest();
+  if (isCurrent(digest)) return;
   const esbuild = await loadEsbuild();
   if (esbuild === null) return;
   const page = await buildReportPage(esbuild);
@@ -140,6 +185,7 @@ async function buildCli() {
   }
   mkdirSync(join(dist, "report"), { recursive: true });
   writeFileSync(join(dist, "report", "page.js"), page);
+  writeFileSync(stampPath, digest);
 }
 
 function buildNative() {

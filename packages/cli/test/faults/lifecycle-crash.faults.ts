@@ -28,6 +28,8 @@ const FROM = Number(process.env.SBX_LIFECYCLE_CRASH_FROM ?? "1");
 // A window of steps (for a quick look); the default is every step until the operation completes.
 const WINDOW = process.env.SBX_LIFECYCLE_CRASH_TO !== undefined;
 const TO = Number(process.env.SBX_LIFECYCLE_CRASH_TO ?? "1000");
+// Crash points in flight at once, each in a store of its own (SBX_LIFECYCLE_CRASH_LANES, default 3).
+const LANES = Number(process.env.SBX_LIFECYCLE_CRASH_LANES ?? "3");
 
 function recordFile(store: string): string | null {
   const f = readdirSync(join(store, "records")).find((n) => n.endsWith(".runrecord"));
@@ -55,8 +57,17 @@ async function carryOn(store: string, id: Digest, tag: string): Promise<void> {
   assert.equal((await kinds(store, id)).at(-1), "closed", tag);
 }
 
+/** Runs point(k) for k = FROM…TO, LANES at a time; true once a batch has a point that completed. */
+async function sweep(point: (k: number) => Promise<boolean>): Promise<boolean> {
+  for (let k = FROM; k <= TO; k += LANES) {
+    const batch = Array.from({ length: Math.min(LANES, TO - k + 1) }, (_, i) => point(k + i));
+    if ((await Promise.all(batch)).includes(true)) return true;
+  }
+  return false;
+}
+
 test("SIGKILL of the supervisor at every write step of run creation and suspension", async () => {
-  for (let k = FROM; k <= TO; k++) {
+  const point = async (k: number): Promise<boolean> => {
     const dir = mkdtempSync(join(DISK, "sbx-lcrash-"));
     try {
       const store = join(dir, "store");
@@ -76,7 +87,7 @@ test("SIGKILL of the supervisor at every write step of run creation and suspensi
           const id = `blake3:${rec.slice(-(64 + ".runrecord".length), -".runrecord".length)}`;
           assert.equal((await sbx(["close", id, "--store", store])).code, 0, `k=${String(k)}: close`);
         }
-        continue;
+        return false;
       }
       const id = runIdOf(r.out);
       await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
@@ -84,11 +95,12 @@ test("SIGKILL of the supervisor at every write step of run creation and suspensi
       if (s.code === 0)
         assert.equal((await kinds(store, id)).at(-1), "suspended", `k=${String(k)}: acknowledged`);
       await carryOn(store, id, `k=${String(k)}`);
-      if (s.code === 0) return; // the suspension ran to its end: every step was covered
+      return s.code === 0; // the suspension ran to its end: every step was covered
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }
+  };
+  if (await sweep(point)) return;
   if (!WINDOW) assert.fail("the suspension never completed");
 });
 
@@ -100,7 +112,9 @@ test("SIGKILL of sbx resume at every write step of a resumption by restore", asy
     const id = await startAgentRun({ store: tpl, ws });
     assert.equal((await sbx(["suspend", id, "--release", "--store", tpl])).code, 0);
     await settled(tpl);
-    for (let k = FROM; k <= TO; k++) {
+    // Crash points run LANES at a time, each on its own copy of the store; the sweep ends with the
+    // batch in which a resumption ran to its end (every step before it was then a kill).
+    const point = async (k: number): Promise<boolean> => {
       const store = join(base, `s${String(k)}`);
       cpSync(tpl, store, { recursive: true });
       const res = await sbx(["resume", id, "--store", store, ...FINISH_AGENT], {
@@ -108,11 +122,13 @@ test("SIGKILL of sbx resume at every write step of a resumption by restore", asy
       });
       if (res.code === 0) {
         assert.equal((await kinds(store, id)).at(-1), "executed", `k=${String(k)}: acknowledged`);
-        return; // the resumption ran to its end
+        return true; // the resumption ran to its end
       }
       await carryOn(store, id, `k=${String(k)}`);
       rmSync(store, { recursive: true, force: true });
-    }
+      return false;
+    };
+    if (await sweep(point)) return;
     if (!WINDOW) assert.fail("the resumption never completed");
   } finally {
     rmSync(base, { recursive: true, force: true });
