@@ -81,6 +81,7 @@ const ops: Record<string, Handler> = {
     const opened = openEnvelope(o.envelope, {
       payloadType: field(o, "payloadType"),
       ...(signers ? { signers } : {}),
+      ...(typeof o.limit === "number" ? { maxBytes: o.limit } : {}),
     });
     return { address: opened.address, payload: opened.payload, signers: [...opened.signers] };
   },
@@ -458,6 +459,7 @@ function dsseVectors(): Vector[] {
       verify({ ...e, payload: env.payload.replace(/=*$/, "") + "!" }),
       "BadEnvelope",
     ),
+    ...dsseOrderVectors(e, verify, { address: addr, payload, signers: [steward.did] }),
   ];
   const bytes = Buffer.from(env.payload, "base64");
   for (let i = 0; i < bytes.length; i += 7)
@@ -603,3 +605,68 @@ export const klass: ConformanceClass = {
     ...amountVectors(),
   ],
 };
+
+/**
+ * dsseOrderVectors pin §2.4 item 4's order around base64: the size limit compares the decoded
+ * payload bytes, not the base64 text; the payload's base64 is read after the payload type; each
+ * `sig`'s base64 is read with its signature, after its keyid's did:key.
+ */
+function dsseOrderVectors(
+  e: JsonObject,
+  verify: (env: Json, extra?: JsonObject) => Json,
+  ok: Json,
+): Vector[] {
+  const n = Buffer.from(e.payload as string, "base64").length;
+  const badSig = (keyid: string) => ({ ...e, signatures: [{ keyid, sig: "not base64!" }] });
+  const keyid = ((e.signatures as JsonObject[])[0] as { keyid: string }).keyid;
+  return [
+    okCase(
+      C,
+      "c1-dsse-limit-decoded-bytes",
+      `a limit of exactly the ${n} decoded payload bytes (the base64 text is longer): accepted`,
+      "dsse.verify",
+      verify(e, { limit: n }),
+      ok,
+    ),
+    errCase(
+      C,
+      "c1-dsse-limit-one-below",
+      "a limit one byte below the decoded payload: OversizeInput",
+      "dsse.verify",
+      verify(e, { limit: n - 1 }),
+      "OversizeInput",
+    ),
+    errCase(
+      C,
+      "c1-dsse-wrong-type-before-base64",
+      "another payload type and a payload that is not base64: WrongPayloadType first",
+      "dsse.verify",
+      verify({ ...e, payload: "not base64!" }, { payloadType: "application/vnd.sandbox-attest.other+json" }),
+      "WrongPayloadType",
+    ),
+    errCase(
+      C,
+      "c1-dsse-sig-not-base64",
+      "a sig that is not base64: BadEnvelope, read with its signature",
+      "dsse.verify",
+      verify(badSig(keyid)),
+      "BadEnvelope",
+    ),
+    errCase(
+      C,
+      "c1-dsse-sig-not-base64-oversize",
+      "a sig that is not base64 and a payload over the limit: OversizeInput first",
+      "dsse.verify",
+      verify(badSig(keyid), { limit: n - 1 }),
+      "OversizeInput",
+    ),
+    errCase(
+      C,
+      "c1-dsse-bad-keyid-before-sig-base64",
+      "a keyid that is no did:key and a sig that is not base64: BadDidKey first",
+      "dsse.verify",
+      verify(badSig("did:key:zNotAKey")),
+      "BadDidKey",
+    ),
+  ];
+}

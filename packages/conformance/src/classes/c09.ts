@@ -636,7 +636,10 @@ function chargeVectors(): Vector[] {
       "c9-charge-run-component-lone-surrogate",
       "a lone surrogate in the run's own component (not a warmpool copy): §2.1 first (§15.4)",
       "warmpool.claim_charged",
-      input({ ...r, components: [{ ...run[0], source: "cgroup2:\ud800" }, ...components] } as unknown as JsonObject),
+      input({
+        ...r,
+        components: [{ ...run[0], source: "cgroup2:\ud800" }, ...components],
+      } as unknown as JsonObject),
       "LoneSurrogate",
     ),
     errCase(
