@@ -4,6 +4,7 @@
 import {
   addressOf,
   chainHeads,
+  payloadOf,
   signPayload,
   utf8,
   type Envelope,
@@ -439,6 +440,22 @@ function chainVectors(): Vector[] {
     ["splice-fork", "receipt 1 of a fork of the same run", [a, fork], {}, "EnergyChainSplice"],
     ["other-run", "a whole chain verified against another run's ids", other, {}, "EnergyChainSplice"],
     ["truncated", "the last receipt dropped, head stated", [a, b, c, d], { head }, "EnergyChainHeadMismatch"],
+    // §6.4 item 3: every receipt is opened before the walk, so a bad signature late in the list
+    // wins over a splice, a gap and a reorder early in it.
+    [
+      "opened-before-walk",
+      "receipt 1 of another run, then a receipt whose signature does not verify: BadSignature",
+      [a, other[1], c, { ...e, signatures: [{ ...e.signatures[0]!, sig: d.signatures[0]!.sig }] }],
+      {},
+      "BadSignature",
+    ],
+    [
+      "opened-before-walk-gap",
+      "a gap first, then a receipt by an untrusted host: UnknownSigner",
+      [b, c, signPayload(ENERGY_RECEIPT_TYPE, payloadOf(d) as JsonObject, key("mallory"))],
+      {},
+      "UnknownSigner",
+    ],
   ];
   return cases.map(([id, desc, list, extra, code]) =>
     errCase(C, `c2-chain-${id}`, desc, "energy.chain.verify", chainInput(list, extra), code),
