@@ -5,6 +5,7 @@
 import {
   addressOf,
   chainNext,
+  payloadOf,
   signPayload,
   type Digest,
   type Json,
@@ -27,6 +28,7 @@ import {
   createPool,
   evictBody,
   POOL_ENTRY_PAYLOAD_TYPE,
+  POOL_PAYLOAD_TYPE,
   replayLedger,
   verifyLedger,
   type ClaimedEntry,
@@ -622,6 +624,19 @@ function chargeVectors(): Vector[] {
       "warmpool.claim_charged",
       { ...(input(r) as JsonObject), hosts: [key("mallory").did] },
       "UnknownSigner",
+    ),
+    // §15.7: the descriptor is opened (BadPoolEntry when not signed by its own host) before the
+    // trusted hosts are consulted (UnknownSigner).
+    errCase(
+      C,
+      "c9-descriptor-not-own-host-untrusted",
+      "a descriptor naming the pool's host but signed by mallory, whom the verifier does not trust: BadPoolEntry first",
+      "warmpool.verify",
+      {
+        ledger: { pool: signPayload(POOL_PAYLOAD_TYPE, payloadOf(s.pool), key("mallory")), entries: [] },
+        hosts: [host.did],
+      } as unknown as Json,
+      "BadPoolEntry",
     ),
     errCase(
       C,

@@ -57,13 +57,13 @@ function shape(l: unknown): PoolLedger {
  */
 export function replayLedger(ledger: unknown, opts: VerifyLedgerOptions = {}): LedgerState {
   const l = shape(ledger);
-  const opened = openEnvelope(l.pool, {
-    payloadType: POOL_PAYLOAD_TYPE,
-    ...(opts.hosts ? { signers: opts.hosts } : {}),
-  });
+  // §15.7: the descriptor opened and signed by its own host (BadPoolEntry), then its host trusted.
+  const opened = openEnvelope(l.pool, { payloadType: POOL_PAYLOAD_TYPE });
   const descriptor = parseDescriptor(opened.payload);
   if (!opened.signers.includes(descriptor.host))
     throw new SandboxAttestError("BadPoolEntry", "the pool descriptor is not signed by its host");
+  if (opts.hosts && !opts.hosts.includes(descriptor.host))
+    throw new SandboxAttestError("UnknownSigner", `the pool's host ${descriptor.host} is not trusted`);
   const state: LedgerState = {
     pool: l.pool,
     pool_id: opened.address,
