@@ -238,14 +238,14 @@ function modelVectors(): Vector[] {
   // §6.3 item 4: the inputs, like the coefficients, exactly as the table lists them, inputs
   // amounts (a malformed one `BadAmount`, §2.2) and coefficients JSON integers ≥ 0 (`BadCoefficients`); an exact
   // result above 2⁶⁴ − 1 equals no amount (`EstimateMismatch`).
-  const m = est.model!;
+  const m = est.model as unknown as JsonObject;
   const MAX = "18446744073709551615";
   const models: [string, string, JsonObject, string][] = [
     ["model-input-missing", "no input", { ...m, inputs: {} }, "BadCoefficients"],
     [
       "model-input-extra",
       "an input the model does not list",
-      { ...m, inputs: { ...m.inputs, vcpu_us: "1" } },
+      { ...m, inputs: { ...(m.inputs as JsonObject), vcpu_us: "1" } },
       "BadCoefficients",
     ],
     [
