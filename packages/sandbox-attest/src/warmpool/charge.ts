@@ -65,7 +65,10 @@ export function checkClaimCharged(s: LedgerState, claim: ClaimedEntry, receipt: 
       `the claim is charged in the run's first receipt, not receipt ${receipt.seq}`,
     );
   if (receipt.prev !== energyGenesis(receipt.unit_id, receipt.grants_id))
-    throw new SandboxAttestError("ClaimNotCharged", "the run's first receipt cites its chain's head₀ as prev (§6.4)");
+    throw new SandboxAttestError(
+      "ClaimNotCharged",
+      "the run's first receipt cites its chain's head₀ as prev (§6.4)",
+    );
   const ref = claimAddress(claim);
   const got = receipt.components.filter((c) => c.domain === "warmpool" && c.ref === ref);
   if (got.length !== want.length)

@@ -452,7 +452,7 @@ function chainVectors(): Vector[] {
     [
       "opened-before-walk-gap",
       "a gap first, then a receipt by an untrusted host: UnknownSigner",
-      [b, c, signPayload(ENERGY_RECEIPT_TYPE, payloadOf(d) as JsonObject, key("mallory"))],
+      [b, c, signPayload(ENERGY_RECEIPT_TYPE, payloadOf(d), key("mallory"))],
       {},
       "UnknownSigner",
     ],
