@@ -153,7 +153,29 @@ function broken(): Vector[] {
     ["c", ALICE, "0"],
     ["a", ROOT, { uj: "1" }],
   ]);
+  // §4.7: an entry is a checkpoint or an amendment by its payload type (any other:
+  // WrongPayloadType), and at most 8192 payload bytes (BadCheckpoint, BadAmendment by that type).
+  const c0 = payloadOf(e0) as JsonObject;
+  const big = { ...c0, pad: "x".repeat(8200) };
   return [
+    no(
+      "entry-other-type",
+      "a checkpoint signed under the grant payload type: WrongPayloadType",
+      V(chain, [signPayload("application/vnd.jcp.grant+json", c0, ALICE)]),
+      "WrongPayloadType",
+    ),
+    no(
+      "entry-oversize-checkpoint",
+      "a checkpoint of more than 8192 payload bytes: BadCheckpoint, before its signature",
+      V(chain, [signPayload(CHECKPOINT_PAYLOAD_TYPE, big, ALICE)]),
+      "BadCheckpoint",
+    ),
+    no(
+      "entry-oversize-amendment",
+      "an amendment of more than 8192 payload bytes: BadAmendment, before its signature",
+      V(chain, [e0, signPayload(AMENDMENT_PAYLOAD_TYPE, big, ROOT)]),
+      "BadAmendment",
+    ),
     no("by-holder", "the holder amends its own grant", one({ uj: "1000" }, ALICE), "SeparationOfDuties"),
     no("by-stranger", "mallory amends the grant", one({ uj: "1000" }, MALLORY), "SeparationOfDuties"),
     no(
