@@ -212,6 +212,31 @@ function broken(): Vector[] {
       "BudgetBelowSpent",
     ),
     no("empty-set", "an amendment that sets nothing", one({}), "BadAmendment"),
+    // §4.7 Amendment: its rules in the order they are written, the first failure reported.
+    no(
+      "order-separation-before-responds-to",
+      "the holder amends before any checkpoint: SeparationOfDuties before responds_to",
+      V(chain, build(chain, [["a", ALICE, { uj: "1" }]])),
+      "SeparationOfDuties",
+    ),
+    no(
+      "order-responds-to-before-widens",
+      "the issuer widens the budget before any checkpoint: responds_to (BadAmendment) before AmendmentWidens",
+      V(chain, build(chain, [["a", ROOT, { uj: "5000001" }]])),
+      "BadAmendment",
+    ),
+    no(
+      "order-widens-before-below-spent",
+      "a wider budget and a call limit below what was spent: AmendmentWidens before BudgetBelowSpent",
+      one({ uj: "5000001", calls: 0 }),
+      "AmendmentWidens",
+    ),
+    no(
+      "order-empty-window-before-below-spent",
+      "an empty window and a budget below what was spent: BadAmendment before BudgetBelowSpent",
+      one({ uj: "999", exp_ms: 0 }),
+      "BadAmendment",
+    ),
     no(
       "no-checkpoint",
       "an amendment before any checkpoint",
