@@ -115,6 +115,35 @@ function jcsVectors(): Vector[] {
     );
 }
 
+/**
+ * jcsNumberVectors: RFC 8785 §3.2.2.3 writes a number as ECMAScript's Number::toString of the
+ * nearest double (shortest round-trip digits; exponent form from 1e21 up and below 1e-6; -0 as 0).
+ * Each expected text is that rule applied by hand.
+ */
+function jcsNumberVectors(): Vector[] {
+  const cases: [string, string, string][] = [
+    ["negative-zero", "[-0]", "[0]"],
+    ["1e21", "[1e21]", "[1e+21]"],
+    ["1e20", "[1e20]", "[100000000000000000000]"],
+    ["1e-6", "[0.000001]", "[0.000001]"],
+    ["1e-7", "[1e-7]", "[1e-7]"],
+    ["1.5e300", "[1.5E300]", "[1.5e+300]"],
+    ["2-53-plus-1", "[9007199254740993]", "[9007199254740992]"],
+    ["min-subnormal", "[5e-324]", "[5e-324]"],
+    ["trailing-zeros", "[1.500]", "[1.5]"],
+  ];
+  return cases.map(([id, text, canonical]) =>
+    okCase(
+      C,
+      `c1-jcs-number-${id}`,
+      `RFC 8785 §3.2.2.3 number form: ${text} is ${canonical}`,
+      "jcs.canonicalize",
+      { text },
+      { canonical },
+    ),
+  );
+}
+
 function strictParseVectors(): Vector[] {
   const bad: [string, string, string][] = [
     ["duplicate-key", '{"a":1,"a":2}', "DuplicateKey"],
@@ -593,6 +622,7 @@ export const klass: ConformanceClass = {
   ops,
   generate: () => [
     ...jcsVectors(),
+    ...jcsNumberVectors(),
     ...strictParseVectors(),
     ...canonicalFormVectors(),
     ...blake3Vectors(),
