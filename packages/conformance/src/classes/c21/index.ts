@@ -121,6 +121,18 @@ function valid(): Vector[] {
         { log_of: 0 },
       ),
     ),
+    // §4.4 effective grants: "depth not above" is ≤, so an amendment may keep the depth.
+    ok(
+      "amend-depth-same",
+      "an amendment restating the depth (4) while narrowing the budget: not a widening",
+      V(
+        chain,
+        build(chain, [
+          ["c", ALICE, "0"],
+          ["a", ROOT, { depth: 4, uj: "4000000" }],
+        ]),
+      ),
+    ),
   ];
 }
 
