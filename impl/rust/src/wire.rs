@@ -288,7 +288,8 @@ pub struct Expect<'a> {
 pub struct Envelope<'a> {
     pub payload_type: &'a str,
     pub payload: Vec<u8>,
-    pub sigs: Vec<(&'a str, Vec<u8>)>,
+    /// Each signature's keyid and its `sig` text, decoded when it is verified (§2.4 item 4).
+    pub sigs: Vec<(&'a str, &'a str)>,
 }
 
 /// text_len is a string's length in characters as sandbox-attest §2.9 counts them: UTF-16 code
@@ -308,10 +309,12 @@ pub fn exact_members(v: &Value, names: &[&str]) -> bool {
 pub struct RawEnvelope<'a> {
     pub payload_type: &'a str,
     pub payload_text: &'a str,
-    pub sigs: Vec<(&'a str, Vec<u8>)>,
+    pub sigs: Vec<(&'a str, &'a str)>,
 }
 
-/// parse_envelope_raw checks the envelope's shape (`BadEnvelope`) but the payload's base64.
+/// parse_envelope_raw checks the envelope's shape (`BadEnvelope`): its members and their JSON
+/// types, and one to sixteen signatures; not yet the base64 of `payload` or of any `sig`, which
+/// §2.4 item 4 reads after the payload type (the payload) and with each signature (its `sig`).
 pub fn parse_envelope_raw(env: &Value) -> R<RawEnvelope<'_>> {
     ensure(exact_members(env, &["payloadType", "payload", "signatures"]), "BadEnvelope")?;
     let pt = env.get("payloadType").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
@@ -322,7 +325,7 @@ pub fn parse_envelope_raw(env: &Value) -> R<RawEnvelope<'_>> {
     for s in list {
         ensure(exact_members(s, &["keyid", "sig"]), "BadEnvelope")?;
         let keyid = s.get("keyid").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
-        let sig = s.get("sig").and_then(Value::as_str).and_then(b64_decode).ok_or(Code("BadEnvelope"))?;
+        let sig = s.get("sig").and_then(Value::as_str).ok_or(Code("BadEnvelope"))?;
         sigs.push((keyid, sig));
     }
     Ok(RawEnvelope { payload_type: pt, payload_text, sigs })
@@ -336,21 +339,30 @@ impl<'a> RawEnvelope<'a> {
     }
 }
 
-/// parse_envelope checks the envelope's shape (`BadEnvelope`): exact members, canonical base64,
-/// one to sixteen signatures.
+/// parse_envelope checks the envelope's shape and decodes its payload (`BadEnvelope`).
 pub fn parse_envelope(env: &Value) -> R<Envelope<'_>> {
     parse_envelope_raw(env)?.decode()
 }
 
+/// parse_envelope_of checks the envelope's shape, then that its payload type is one `accept`
+/// takes (`WrongPayloadType`), then decodes the payload (`BadEnvelope`): §2.4 item 4's order.
+pub fn parse_envelope_of(env: &Value, accept: impl Fn(&str) -> bool) -> R<Envelope<'_>> {
+    let raw = parse_envelope_raw(env)?;
+    ensure(accept(raw.payload_type), "WrongPayloadType")?;
+    raw.decode()
+}
+
 impl Envelope<'_> {
-    /// verify_signatures checks every signature by the key its keyid names (`BadDidKey`,
-    /// `BadSignature`) and returns the signers in envelope order.
+    /// verify_signatures checks every signature in turn: the key its keyid names (`BadDidKey`), its
+    /// `sig` canonical base64 (`BadEnvelope`), the signature (`BadSignature`); returns the signers
+    /// in envelope order.
     pub fn verify_signatures(&self) -> R<Vec<String>> {
         let msg = pae(self.payload_type, &self.payload);
         let mut signers = Vec::new();
         for (keyid, sig) in &self.sigs {
             let pk = didkey_decode(keyid)?;
-            ed25519_verify(&pk, &msg, sig)?;
+            let sig = b64_decode(sig).ok_or(Code("BadEnvelope"))?;
+            ed25519_verify(&pk, &msg, &sig)?;
             signers.push(keyid.to_string());
         }
         Ok(signers)
@@ -359,8 +371,7 @@ impl Envelope<'_> {
 
 /// open_envelope verifies a DSSE envelope in the order of §2.4 item 4 and parses its payload.
 pub fn open_envelope(env: &Value, want: &Expect) -> R<Opened> {
-    let e = parse_envelope(env)?;
-    ensure(e.payload_type == want.payload_type, "WrongPayloadType")?;
+    let e = parse_envelope_of(env, |t| t == want.payload_type)?;
     ensure(e.payload.len() <= want.limit, "OversizeInput")?;
     let signers = e.verify_signatures()?;
     if let Some(accept) = want.signers {
@@ -382,8 +393,7 @@ pub fn open_signed_by(
     member: &str,
     form: impl Fn(&Value) -> R<()>,
 ) -> R<Opened> {
-    let e = parse_envelope(env)?;
-    ensure(e.payload_type == payload_type, "WrongPayloadType")?;
+    let e = parse_envelope_of(env, |t| t == payload_type)?;
     ensure(e.payload.len() <= limit, oversize)?;
     let signers = e.verify_signatures()?;
     let payload = json::parse_canonical(&e.payload, limit)?;

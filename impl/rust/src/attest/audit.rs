@@ -44,17 +44,22 @@ fn classify(list: &[Attestation], i: usize, head: &Digest, seq: i64) -> &'static
     "AuditInsert"
 }
 
+/// open verifies one attestation (§7.4), then its link (`AuditUnlinked`) and its predicate's host
+/// among the domain's (`AuditSplice`): §7.7 item 4, attestation by attestation.
+fn open(env: &Value, hosts: Option<&[String]>) -> R<Attestation> {
+    let a = attestation::verify(env)?;
+    ensure(a.predicate.get("audit_prev").is_some(), "AuditUnlinked")?;
+    ensure(hosts.none_or(|h| h.iter().any(|x| x == a.host())), "AuditSplice")?;
+    Ok(a)
+}
+
 /// verify checks a stretch of a domain's chain from (head, seq) (§7.7 item 4).
 pub fn verify(envs: &[Value], domain: &Digest, hosts: Option<&[String]>, from: Option<(Digest, i64)>) -> R<Stretch> {
-    let list: Vec<Attestation> = envs.iter().map(attestation::verify).collect::<R<_>>()?;
-    ensure(list.iter().all(|a| a.predicate.get("audit_prev").is_some()), "AuditUnlinked")?;
-    if let Some(h) = hosts {
-        ensure(list.iter().all(|a| h.iter().any(|x| x == a.host())), "AuditSplice")?;
-    }
+    let list: Vec<Attestation> = envs.iter().map(|e| open(e, hosts)).collect::<R<_>>()?;
+    // In sequence order, each attestation: not a repeat (`AuditInsert`), then not citing a
+    // predecessor an earlier one cites (`AuditFork`).
     for (i, a) in list.iter().enumerate() {
         ensure(!list[..i].iter().any(|b| b.address == a.address), "AuditInsert")?;
-    }
-    for (i, a) in list.iter().enumerate() {
         ensure(!list[..i].iter().any(|b| b.digest("audit_prev") == a.digest("audit_prev")), "AuditFork")?;
     }
     let (mut head, mut seq) = from.unwrap_or((genesis(domain), 0));

@@ -95,7 +95,7 @@ pub fn model_uj(model: &Value) -> R<u128> {
     };
     let (i, c) = (model.get("inputs").unwrap_or(&Value::Null), model.get("coefficients").unwrap_or(&Value::Null));
     ensure(wire::exact_members(i, &[input]) && wire::exact_members(c, coeffs), "BadCoefficients")?;
-    let x = wire::parse_amount(i.get(input).unwrap_or(&Value::Null)).map_err(|_| Code("BadCoefficients"))? as u128;
+    let x = wire::parse_amount(i.get(input).unwrap_or(&Value::Null))? as u128;
     let k: Vec<u128> = coeffs.iter().map(|n| coefficient(c, n)).collect::<R<_>>()?;
     let out = match name {
         "ccf.cpu/1" => {

@@ -182,8 +182,10 @@ pub fn verify_membership(r: &Receipt, proof: &Value) -> R<(u64, String, u64)> {
     ensure(index < size, "FleetIndexRange")?;
     let item = proof.get("item").unwrap_or(&Value::Null);
     let mut acc = leaf(item)?;
-    let path = nodes(proof.get("path").unwrap_or(&Value::Null))?;
-    ensure(path.len() == path_len(index, size), "FleetProofSize")?;
+    // §16.4: the path's length first, then each node's form (`BadFleetReceipt`).
+    let raw = proof.get("path").unwrap_or(&Value::Null);
+    ensure(raw.as_arr().ok_or(Code("BadFleetReceipt"))?.len() == path_len(index, size), "FleetProofSize")?;
+    let path = nodes(raw)?;
     let (mut f, mut s) = (index, size - 1);
     for p in &path {
         if f & 1 == 1 || f == s {

@@ -282,6 +282,13 @@ pub fn claim_charged(ledger: &Value, hosts: Option<&[String]>, claim: &Value, re
     let same = |r: &str, e: &str| receipt.get(r).is_some() && receipt.get(r) == c.payload.get(e);
     ensure(same("unit_id", "unit") && same("grants_id", "grants"), NO)?;
     ensure(receipt.get("seq").and_then(Value::as_int) == Some(0), NO)?;
+    // §15.4: the run's first receipt is the one at seq 0 whose prev is its chain's head₀ (§6.4).
+    let id = |n: &str| receipt.get(n).map(wire::parse_digest).transpose().ok().flatten();
+    let head0 = match (id("unit_id"), id("grants_id")) {
+        (Some(u), Some(g)) => super::energy::genesis(&u, &g),
+        _ => return fail(NO),
+    };
+    ensure(receipt.get("prev").map(wire::parse_digest).transpose().ok().flatten() == Some(head0), NO)?;
     let item = l.items.get(c.item).ok_or(Code("UnknownItem"))?;
     let ref_text = Value::str(&wire::digest_text(&address));
     let want: Vec<Value> = item.components.iter().map(|x| copy_of(x, &ref_text)).collect();

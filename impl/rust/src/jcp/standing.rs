@@ -127,8 +127,7 @@ fn index_event(v: &Value) -> Event {
 /// event_form checks an event's members (`BadEvent`) and, for an envelope, its one signature.
 fn event_form(ev: &mut Event) -> R<()> {
     if let Some(env) = &ev.envelope {
-        let e = wire::parse_envelope(env)?;
-        ensure(e.payload_type == EVENT_TYPE, "WrongPayloadType")?;
+        let e = wire::parse_envelope_of(env, |t| t == EVENT_TYPE)?;
         ensure(e.sigs.len() == 1, "BadSignature")?;
         ev.signers = Some(e.verify_signatures()?);
         ev.body = crate::json::parse_canonical(&e.payload, LIMIT)?;

@@ -81,6 +81,7 @@ const ops: Record<string, Handler> = {
     const opened = openEnvelope(o.envelope, {
       payloadType: field(o, "payloadType"),
       ...(signers ? { signers } : {}),
+      ...(typeof o.limit === "number" ? { maxBytes: o.limit } : {}),
     });
     return { address: opened.address, payload: opened.payload, signers: [...opened.signers] };
   },
@@ -112,6 +113,35 @@ function jcsVectors(): Vector[] {
         },
       ),
     );
+}
+
+/**
+ * jcsNumberVectors: RFC 8785 §3.2.2.3 writes a number as ECMAScript's Number::toString of the
+ * nearest double (shortest round-trip digits; exponent form from 1e21 up and below 1e-6; -0 as 0).
+ * Each expected text is that rule applied by hand.
+ */
+function jcsNumberVectors(): Vector[] {
+  const cases: [string, string, string][] = [
+    ["negative-zero", "[-0]", "[0]"],
+    ["1e21", "[1e21]", "[1e+21]"],
+    ["1e20", "[1e20]", "[100000000000000000000]"],
+    ["1e-6", "[0.000001]", "[0.000001]"],
+    ["1e-7", "[1e-7]", "[1e-7]"],
+    ["1.5e300", "[1.5E300]", "[1.5e+300]"],
+    ["2-53-plus-1", "[9007199254740993]", "[9007199254740992]"],
+    ["min-subnormal", "[5e-324]", "[5e-324]"],
+    ["trailing-zeros", "[1.500]", "[1.5]"],
+  ];
+  return cases.map(([id, text, canonical]) =>
+    okCase(
+      C,
+      `c1-jcs-number-${id}`,
+      `RFC 8785 §3.2.2.3 number form: ${text} is ${canonical}`,
+      "jcs.canonicalize",
+      { text },
+      { canonical },
+    ),
+  );
 }
 
 function strictParseVectors(): Vector[] {
@@ -458,6 +488,7 @@ function dsseVectors(): Vector[] {
       verify({ ...e, payload: env.payload.replace(/=*$/, "") + "!" }),
       "BadEnvelope",
     ),
+    ...dsseOrderVectors(e, verify, { address: addr, payload, signers: [steward.did] }),
   ];
   const bytes = Buffer.from(env.payload, "base64");
   for (let i = 0; i < bytes.length; i += 7)
@@ -591,6 +622,7 @@ export const klass: ConformanceClass = {
   ops,
   generate: () => [
     ...jcsVectors(),
+    ...jcsNumberVectors(),
     ...strictParseVectors(),
     ...canonicalFormVectors(),
     ...blake3Vectors(),
@@ -603,3 +635,68 @@ export const klass: ConformanceClass = {
     ...amountVectors(),
   ],
 };
+
+/**
+ * dsseOrderVectors pin §2.4 item 4's order around base64: the size limit compares the decoded
+ * payload bytes, not the base64 text; the payload's base64 is read after the payload type; each
+ * `sig`'s base64 is read with its signature, after its keyid's did:key.
+ */
+function dsseOrderVectors(
+  e: JsonObject,
+  verify: (env: Json, extra?: JsonObject) => Json,
+  ok: Json,
+): Vector[] {
+  const n = Buffer.from(e.payload as string, "base64").length;
+  const badSig = (keyid: string) => ({ ...e, signatures: [{ keyid, sig: "not base64!" }] });
+  const keyid = ((e.signatures as JsonObject[])[0] as { keyid: string }).keyid;
+  return [
+    okCase(
+      C,
+      "c1-dsse-limit-decoded-bytes",
+      `a limit of exactly the ${n} decoded payload bytes (the base64 text is longer): accepted`,
+      "dsse.verify",
+      verify(e, { limit: n }),
+      ok,
+    ),
+    errCase(
+      C,
+      "c1-dsse-limit-one-below",
+      "a limit one byte below the decoded payload: OversizeInput",
+      "dsse.verify",
+      verify(e, { limit: n - 1 }),
+      "OversizeInput",
+    ),
+    errCase(
+      C,
+      "c1-dsse-wrong-type-before-base64",
+      "another payload type and a payload that is not base64: WrongPayloadType first",
+      "dsse.verify",
+      verify({ ...e, payload: "not base64!" }, { payloadType: "application/vnd.sandbox-attest.other+json" }),
+      "WrongPayloadType",
+    ),
+    errCase(
+      C,
+      "c1-dsse-sig-not-base64",
+      "a sig that is not base64: BadEnvelope, read with its signature",
+      "dsse.verify",
+      verify(badSig(keyid)),
+      "BadEnvelope",
+    ),
+    errCase(
+      C,
+      "c1-dsse-sig-not-base64-oversize",
+      "a sig that is not base64 and a payload over the limit: OversizeInput first",
+      "dsse.verify",
+      verify(badSig(keyid), { limit: n - 1 }),
+      "OversizeInput",
+    ),
+    errCase(
+      C,
+      "c1-dsse-bad-keyid-before-sig-base64",
+      "a keyid that is no did:key and a sig that is not base64: BadDidKey first",
+      "dsse.verify",
+      verify(badSig("did:key:zNotAKey")),
+      "BadDidKey",
+    ),
+  ];
+}

@@ -1,8 +1,17 @@
 // C5: the audit chain (§7.7). Valid chains from genesis and from a checkpoint; every attestation
 // dropped, every adjacent pair swapped, a stray attestation inserted at every position, a duplicate,
 // splices from another chain and another domain, a fork. Codes are stated here by construction.
-import { isDigest, type Digest, type Envelope, type Json, type JsonObject, type KeyPair } from "@sbx/wire";
-import { attestationAddress } from "@sbx/sandbox-attest/attestation";
+import {
+  isDigest,
+  payloadOf,
+  signPayload,
+  type Digest,
+  type Envelope,
+  type Json,
+  type JsonObject,
+  type KeyPair,
+} from "@sbx/wire";
+import { ATTESTATION_PAYLOAD_TYPE, attestationAddress } from "@sbx/sandbox-attest/attestation";
 import {
   auditGenesis,
   firstLink,
@@ -239,7 +248,55 @@ function spliceVectors(): Vector[] {
       "AuditUnlinked",
     ),
     errCase(C, "c5-bad-signature", "attestation 2's signature broken", OP, input(bad), "BadSignature"),
+    ...orderVectors(bad[2]!, foreign[0]!, fork[0]!),
   ];
+}
+
+/**
+ * orderVectors pin §7.7 item 4's order: each attestation in turn is verified, linked and by a
+ * domain host before the next is looked at; then, in sequence order, each is checked for a repeat
+ * and then a shared predecessor; then the walk, where the expected link is both `audit_prev` and
+ * `audit_seq`; and a host is the predicate's `host`, not any co-signer.
+ */
+function orderVectors(bad: Envelope, foreign: Envelope, fork: Envelope): Vector[] {
+  const wrongSeq = attest(
+    { ...predicate({ journal: { root: d("seq"), events: 1 } }), ...linkAfter(A[0]!), audit_seq: 5 },
+    host,
+  );
+  const cosigned = signPayload(ATTESTATION_PAYLOAD_TYPE, payloadOf(A[0]!), [host, key("mallory")]);
+  const cases: [string, string, Json, string][] = [
+    [
+      "order-splice-before-later-unlinked",
+      "a foreign host's attestation, then one with no link: AuditSplice, the earlier attestation first",
+      input([A[0]!, foreign, unlinked()]),
+      "AuditSplice",
+    ],
+    [
+      "order-unlinked-before-later-bad-signature",
+      "an unlinked attestation, then one whose signature is broken: AuditUnlinked",
+      input([unlinked(), bad]),
+      "AuditUnlinked",
+    ],
+    [
+      "order-fork-before-later-duplicate",
+      "a fork, then a repeat of an earlier attestation: AuditFork, found first in sequence order",
+      input([A[0]!, A[1]!, A[2]!, fork, A[3]!, A[1]!]),
+      "AuditFork",
+    ],
+    [
+      "link-seq-wrong",
+      "the right audit_prev with an audit_seq past the expected one: AuditGap (the link is both members)",
+      input([A[0]!, wrongSeq]),
+      "AuditGap",
+    ],
+    [
+      "splice-cosigned",
+      "an attestation by a non-domain host co-signed by a domain host: AuditSplice (the predicate's host is compared)",
+      input([cosigned], { hosts: [key("mallory").did] }),
+      "AuditSplice",
+    ],
+  ];
+  return cases.map(([id, desc, x, code]) => errCase(C, `c5-${id}`, desc, OP, x, code));
 }
 
 /** unlinked returns an attestation of the base predicate with no audit link. */

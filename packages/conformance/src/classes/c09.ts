@@ -5,6 +5,7 @@
 import {
   addressOf,
   chainNext,
+  payloadOf,
   signPayload,
   type Digest,
   type Json,
@@ -18,17 +19,16 @@ import {
   estimateMemory,
   estimateStorage,
 } from "@sbx/sandbox-attest/energy";
-import type { EnergyReceipt } from "@sbx/sandbox-attest/energy";
 import {
   appendEntry,
-  checkClaimCharged,
+  checkChargeOf,
   claimBody,
-  claimByAddress,
   claimComponents,
   closeBody,
   createPool,
   evictBody,
   POOL_ENTRY_PAYLOAD_TYPE,
+  POOL_PAYLOAD_TYPE,
   replayLedger,
   verifyLedger,
   type ClaimedEntry,
@@ -61,7 +61,7 @@ const ops: Record<string, Handler> = {
   "warmpool.claim_charged": (i) => {
     const o = i as JsonObject;
     const s = replayLedger(o.ledger, { hosts: strings(o.hosts, "hosts") });
-    checkClaimCharged(s, claimByAddress(s, str(o.claim, "claim")), o.receipt as unknown as EnergyReceipt);
+    checkChargeOf(s, str(o.claim, "claim"), o.receipt);
     return null;
   },
 };
@@ -208,6 +208,32 @@ function claimBreakers(): Breaker[] {
       },
     ],
     [
+      "evict-zero-total",
+      "an eviction whose overhead is zero while its parts are right: ZeroEnergy before AccruedMismatch (§15.5)",
+      "ZeroEnergy",
+      () => {
+        const s = pool();
+        return forge(s, { ...e(s), overhead_uj: "0" });
+      },
+    ],
+    [
+      "evict-zero-with-gap",
+      "a zero eviction that also leaves residency unaccounted: ZeroEnergy before AccrualGap (§15.5)",
+      "ZeroEnergy",
+      () => {
+        const s = pool();
+        return forge(s, {
+          kind: "evicted",
+          item: "c",
+          at_ms: T0 + 40_000,
+          reason: "expired",
+          overhead_uj: "0",
+          provision_uj: "0",
+          residency_uj: "0",
+        });
+      },
+    ],
+    [
       "evict-residency-only",
       "an eviction recording residency as the whole overhead",
       "AccruedMismatch",
@@ -269,6 +295,19 @@ function claimBreakers(): Breaker[] {
           from_ms: T0 + 500,
           to_ms: T0 + 30_000,
           residency: idle(29_500),
+        }),
+    ],
+    [
+      "figure-component-before-domain",
+      "a figure component in the warmpool domain whose amount is malformed: §6 codes before BadPoolEntry (§15.2)",
+      "BadAmount",
+      () =>
+        forge(pool(), {
+          kind: "accrued",
+          item: "c",
+          from_ms: T0,
+          to_ms: T0 + 30_000,
+          residency: [{ domain: "warmpool", uj: "1.5", provenance: "measured", source: "rapl:package" }],
         }),
     ],
     [
@@ -585,6 +624,46 @@ function chargeVectors(): Vector[] {
       "warmpool.claim_charged",
       { ...(input(r) as JsonObject), hosts: [key("mallory").did] },
       "UnknownSigner",
+    ),
+    // §15.7: the descriptor is opened (BadPoolEntry when not signed by its own host) before the
+    // trusted hosts are consulted (UnknownSigner).
+    errCase(
+      C,
+      "c9-descriptor-not-own-host-untrusted",
+      "a descriptor naming the pool's host but signed by mallory, whom the verifier does not trust: BadPoolEntry first",
+      "warmpool.verify",
+      {
+        ledger: { pool: signPayload(POOL_PAYLOAD_TYPE, payloadOf(s.pool), key("mallory")), entries: [] },
+        hosts: [host.did],
+      } as unknown as Json,
+      "BadPoolEntry",
+    ),
+    errCase(
+      C,
+      "c9-charge-wrong-prev",
+      "seq 0 of the claiming run, but prev is not the run's head₀: not its first receipt (§15.4)",
+      "warmpool.claim_charged",
+      input({ ...r, prev: addressOf({ prev: "other" }) }),
+      "ClaimNotCharged",
+    ),
+    errCase(
+      C,
+      "c9-charge-run-component-lone-surrogate",
+      "a lone surrogate in the run's own component (not a warmpool copy): §2.1 first (§15.4)",
+      "warmpool.claim_charged",
+      input({
+        ...r,
+        components: [{ ...run[0], source: "cgroup2:\ud800" }, ...components],
+      } as unknown as JsonObject),
+      "LoneSurrogate",
+    ),
+    errCase(
+      C,
+      "c9-charge-form-before-claim",
+      "a receipt whose total is not its components' sum, for a claim not in the ledger: the form first (§15.4)",
+      "warmpool.claim_charged",
+      input({ ...r, total_uj: "1" }, addressOf({ claim: "none" })),
+      "EnergyTotalMismatch",
     ),
     errCase(
       C,

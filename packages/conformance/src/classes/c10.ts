@@ -174,6 +174,27 @@ function membershipVectors(): Vector[] {
   e("index-out", "index at the size", { ...p, index: 7 }, "FleetIndexRange");
   e("node-removed", "last node removed", { ...p, path: p.path.slice(0, -1) }, "FleetProofSize");
   e("node-added", "a node appended", { ...p, path: [...p.path, p.path[0]] }, "FleetProofSize");
+  // §16.4: each node is {hash, uj} exactly (BadFleetReceipt), checked as the path is run, after
+  // the sizes, the index, the item and the path's length.
+  const [n0, ...rest] = p.path;
+  e(
+    "node-malformed-short",
+    "a node without uj in a path one node short: the length (FleetProofSize) before the node's form",
+    { ...p, path: [{ hash: n0!.hash }, ...rest.slice(0, -1)] },
+    "FleetProofSize",
+  );
+  e(
+    "node-malformed-wrong-size",
+    "a node whose uj is a JSON number, proof size 8: FleetProofSize before the node's form",
+    { ...p, size: 8, path: [{ ...n0!, uj: 1 }, ...rest] },
+    "FleetProofSize",
+  );
+  e(
+    "node-extra-member",
+    "a node with a member beyond hash and uj",
+    { ...p, path: [{ ...n0!, extra: 1 }, ...rest] },
+    "BadFleetReceipt",
+  );
   p.path.forEach((n, j) => {
     e(
       `node-${j}-hash-bit`,
@@ -324,6 +345,14 @@ function consistencyVectors(): Vector[] {
   // proof for other sizes (FleetProofSize, which compares only size1 and size2 with the receipts).
   e("node-removed", "last node removed", input(5, 9, { ...p, path: p.path.slice(0, -1) }), "FleetNotAppend");
   e("node-added", "a node appended", input(5, 9, { ...p, path: [...p.path, p.path[0]] }), "FleetNotAppend");
+  // §16.5: each node's form (BadFleetReceipt) is checked after the sizes, the fleet and the spans,
+  // and before the path is run (its length included).
+  e(
+    "node-malformed-short",
+    "a node without uj in a path one node short: BadFleetReceipt, the nodes' form before the path's length",
+    input(5, 9, { ...p, path: [{ hash: p.path[0]!.hash }, ...p.path.slice(1, -1)] }),
+    "BadFleetReceipt",
+  );
   // §16.5: from the empty fleet, only the empty path with the empty tree's root and zero total.
   out.push(
     okCase(

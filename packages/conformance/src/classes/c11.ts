@@ -108,6 +108,51 @@ function formVectors(): Vector[] {
   );
 }
 
+/**
+ * sigTextVectors: a `sig` that is not canonical base64 is checked with its signature (§4.1), after
+ * the payload type, both size checks and the keyid's did:key, so each earlier code wins over it;
+ * alone it is `BadEnvelope`.
+ */
+function sigTextVectors(e: Envelope, keyid: string): Vector[] {
+  const bad = [{ keyid, sig: "not base64!" }];
+  const big = signedRaw(GRANT_PAYLOAD_TYPE, sizedRoot(8193), ROOT);
+  const cases: [string, string, unknown, string][] = [
+    [
+      "sig-not-base64",
+      "a signature whose text is not base64: BadEnvelope",
+      { ...e, signatures: bad },
+      "BadEnvelope",
+    ],
+    [
+      "sig-not-base64-wrong-type",
+      "sig not base64 and another payload type: WrongPayloadType, the sig's text is not part of the shape",
+      { ...e, payloadType: "application/vnd.jcp.other+json", signatures: bad },
+      "WrongPayloadType",
+    ],
+    [
+      "sig-not-base64-oversize-text",
+      "sig not base64 and a payload text over 10924 characters: GrantTooLarge first",
+      { ...oversize(), signatures: bad },
+      "GrantTooLarge",
+    ],
+    [
+      "sig-not-base64-8193-bytes",
+      "sig not base64 and 8193 decoded payload bytes: GrantTooLarge, the decoded size comes first",
+      { ...big, signatures: bad },
+      "GrantTooLarge",
+    ],
+    [
+      "sig-not-base64-bad-keyid",
+      "sig not base64 under a keyid that is no did:key: BadDidKey, the keyid is read first",
+      { ...e, signatures: [{ keyid: "did:key:zNotAKey", sig: "not base64!" }] },
+      "BadDidKey",
+    ],
+  ];
+  return cases.map(([id, desc, env, code]) =>
+    errCase(C, `c11-${id}`, desc, "grant.open", open(env as Json), code),
+  );
+}
+
 function signatureVectors(): Vector[] {
   const [r] = standardChain();
   const e = r!;
@@ -200,6 +245,7 @@ function signatureVectors(): Vector[] {
       J({ ...e, payload: "A".repeat(10923) + "é" }),
       "BadEnvelope",
     ),
+    ...sigTextVectors(e, sig0.keyid),
     openOk(
       "c11-root-exp-zero-opens",
       "a root stating exp_ms 0 without nbf_ms opens: only a stated nbf_ms is compared (§4.1 form item 7)",

@@ -101,6 +101,30 @@ function useVectors(): Vector[] {
       ),
       "BrokenRevocationList",
     ),
+    // jcp §4.4 step 3: the list is verified before the chain, so a broken list wins over a broken
+    // chain (here one whose child does not name its parent: BrokenChain on its own).
+    errCase(
+      C,
+      "c18-broken-list-before-chain",
+      "a broken chain verified against a broken list: the list's code first",
+      "chain.verify",
+      V(
+        [r, c],
+        list([
+          [b, ALICE, 1],
+          [c, BOB, 2],
+        ]).reverse(),
+      ),
+      "BrokenRevocationList",
+    ),
+    errCase(
+      C,
+      "c18-broken-chain-alone",
+      "the same broken chain with a sound list: BrokenChain",
+      "chain.verify",
+      V([r, c], byAlice),
+      "BrokenChain",
+    ),
   ];
 }
 

@@ -6,6 +6,7 @@ import { canonicalize, type Json } from "@sbx/wire";
 import { durableOutputOracle } from "../oracle/durable.ts";
 import { execPolicyOracle } from "../oracle/execpolicy.ts";
 import { fleetOracle } from "../oracle/fleet.ts";
+import { fsTreeOutputOracle } from "../oracle/fstree.ts";
 import { jcpOracle, jcpOutputOracle, type OracleResult } from "../oracle/jcp.ts";
 import { manifestOutputOracle } from "../oracle/manifest.ts";
 import { recordOutputOracle } from "../oracle/records.ts";
@@ -22,7 +23,8 @@ function oracle(v: Vector): OracleResult | undefined {
   const out =
     durableOutputOracle(v.op, v.input) ??
     recordOutputOracle(v.op, v.input) ??
-    manifestOutputOracle(v.op, v.input);
+    manifestOutputOracle(v.op, v.input) ??
+    fsTreeOutputOracle(v.op, v.input);
   return out === undefined ? jcpOutputOracle(v.op, v.input) : { ok: true, output: out };
 }
 

@@ -3,6 +3,7 @@
 import { addressOf, canonicalize, formatAmount, type Digest } from "@sbx/wire";
 import type { EnergyComponent, EnergyReceipt } from "../energy/types.ts";
 import { assertReceipt } from "../energy/receipt.ts";
+import { energyGenesis } from "../energy/chain.ts";
 import { SandboxAttestError } from "../errors.ts";
 import type { LedgerState } from "./ledger.ts";
 import type { ClaimedEntry } from "./types.ts";
@@ -54,7 +55,7 @@ export function claimComponents(s: LedgerState, claim: ClaimedEntry): EnergyComp
  * (provenance laundering). Refuses `ClaimNotCharged` for anything but an exact copy.
  */
 export function checkClaimCharged(s: LedgerState, claim: ClaimedEntry, receipt: EnergyReceipt): void {
-  assertReceipt(receipt);
+  assertReceiptForm(receipt);
   const want = claimComponents(s, claim);
   if (receipt.unit_id !== claim.unit || receipt.grants_id !== claim.grants)
     throw new SandboxAttestError("ClaimNotCharged", "the receipt is not of the claiming run");
@@ -62,6 +63,11 @@ export function checkClaimCharged(s: LedgerState, claim: ClaimedEntry, receipt: 
     throw new SandboxAttestError(
       "ClaimNotCharged",
       `the claim is charged in the run's first receipt, not receipt ${receipt.seq}`,
+    );
+  if (receipt.prev !== energyGenesis(receipt.unit_id, receipt.grants_id))
+    throw new SandboxAttestError(
+      "ClaimNotCharged",
+      "the run's first receipt cites its chain's head₀ as prev (§6.4)",
     );
   const ref = claimAddress(claim);
   const got = receipt.components.filter((c) => c.domain === "warmpool" && c.ref === ref);
@@ -77,4 +83,24 @@ export function checkClaimCharged(s: LedgerState, claim: ClaimedEntry, receipt: 
         `warmpool component ${i} is not a copy of the item's component ${i} (${want[i]?.provenance ?? ""} ${want[i]?.uj ?? ""} µJ)`,
       );
   });
+}
+
+/**
+ * assertReceiptForm checks a receipt payload given as a value (§15.4): first as a protocol object
+ * (§2.1: `LoneSurrogate`, `ForbiddenKey`, `UnsafeNumber`, `TooDeep`, in any member, the run's own
+ * components included), then its §6.1 item 6 form.
+ */
+function assertReceiptForm(receipt: unknown): asserts receipt is EnergyReceipt {
+  canonicalize(receipt);
+  assertReceipt(receipt);
+}
+
+/**
+ * checkChargeOf checks the charge of the claim entry whose address is `ref` (§15.4, the
+ * `warmpool.claim_charged` order): the receipt's form (§2.1, then §6.1 item 6 codes), `ref` a claim
+ * entry of the verified ledger `s` (`UnknownItem`), then checkClaimCharged's rules.
+ */
+export function checkChargeOf(s: LedgerState, ref: string, receipt: unknown): void {
+  assertReceiptForm(receipt);
+  checkClaimCharged(s, claimByAddress(s, ref), receipt);
 }

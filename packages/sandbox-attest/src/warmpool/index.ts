@@ -20,6 +20,6 @@ export { createPool, appendEntry, poolGenesis, cloneAccount } from "./ledger.ts"
 export type { LedgerState, EntryBody } from "./ledger.ts";
 export { replayLedger, verifyLedger, summarize, extendLedger, copyLedgerState } from "./verify.ts";
 export type { LedgerSummary, VerifyLedgerOptions } from "./verify.ts";
-export { claimAddress, claimByAddress, claimComponents, checkClaimCharged } from "./charge.ts";
+export { claimAddress, claimByAddress, claimComponents, checkChargeOf, checkClaimCharged } from "./charge.ts";
 export { itemAttribution, claimBody, evictBody, closeBody } from "./attribute.ts";
 export type { ItemAttribution } from "./attribute.ts";

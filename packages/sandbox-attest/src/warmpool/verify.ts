@@ -1,6 +1,6 @@
 // §15.7 Verifying a pool ledger: signatures by the pool's host, the hash chain from head₀, every
 // entry's accounting, and conservation. A ledger that drops, double-claims or zeroes energy is refused.
-import { chainNext, openEnvelope, type Digest, type Envelope } from "@sbx/wire";
+import { chainNext, openEnvelope, WireError, type Digest, type Envelope } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
 import { amount, applyEntry, newAccount, outstanding } from "./account.ts";
 import { parseDescriptor, parseEntry } from "./entry.ts";
@@ -57,13 +57,13 @@ function shape(l: unknown): PoolLedger {
  */
 export function replayLedger(ledger: unknown, opts: VerifyLedgerOptions = {}): LedgerState {
   const l = shape(ledger);
-  const opened = openEnvelope(l.pool, {
-    payloadType: POOL_PAYLOAD_TYPE,
-    ...(opts.hosts ? { signers: opts.hosts } : {}),
-  });
+  // §15.7: the descriptor opened and signed by its own host (BadPoolEntry), then its host trusted.
+  const opened = openEnvelope(l.pool, { payloadType: POOL_PAYLOAD_TYPE });
   const descriptor = parseDescriptor(opened.payload);
   if (!opened.signers.includes(descriptor.host))
     throw new SandboxAttestError("BadPoolEntry", "the pool descriptor is not signed by its host");
+  if (opts.hosts && !opts.hosts.includes(descriptor.host))
+    throw new WireError("UnknownSigner", `the pool's host ${descriptor.host} is not trusted`);
   const state: LedgerState = {
     pool: l.pool,
     pool_id: opened.address,

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { addressOf, signPayload, testKey, formatAmount } from "@sbx/wire";
 import {
   appendEntry,
+  checkChargeOf,
   checkClaimCharged,
   claimBody,
   claimComponents,
@@ -80,6 +81,23 @@ test("a claim's joule price goes into the run's first receipt as warmpool compon
   assert.throws(
     () => checkClaimCharged(s, claim, { ...receipt, grants_id: unit }),
     refuses("ClaimNotCharged"),
+  );
+  // §15.4: seq 0 alone does not make a receipt the run's first; its prev must be head₀.
+  assert.throws(
+    () => checkClaimCharged(s, claim, { ...receipt, prev: addressOf({ prev: "other" }) }),
+    refuses("ClaimNotCharged"),
+  );
+  // §15.4: the receipt is a protocol object (§2.1) in every member, its own components included.
+  const lone = { ...comps[0]!, domain: "cpu" as const, source: "cpu\ud800" };
+  delete (lone as { ref?: string }).ref;
+  assert.throws(
+    () => checkClaimCharged(s, claim, { ...receipt, components: [lone, ...comps] }),
+    refuses("LoneSurrogate"),
+  );
+  // §15.4: the receipt's form is checked before the claim's address.
+  assert.throws(
+    () => checkChargeOf(s, addressOf({ claim: "none" }), { ...receipt, total_uj: "1" }),
+    refuses("EnergyTotalMismatch"),
   );
 });
 

@@ -4,6 +4,7 @@
 import {
   addressOf,
   chainHeads,
+  payloadOf,
   signPayload,
   utf8,
   type Envelope,
@@ -234,6 +235,67 @@ function modelVectors(): Vector[] {
       "BadProvenance",
     ),
   );
+  // §6.3 item 4: the inputs, like the coefficients, exactly as the table lists them, inputs
+  // amounts (a malformed one `BadAmount`, §2.2) and coefficients JSON integers ≥ 0 (`BadCoefficients`); an exact
+  // result above 2⁶⁴ − 1 equals no amount (`EstimateMismatch`).
+  const m = est.model as unknown as JsonObject;
+  const MAX = "18446744073709551615";
+  const models: [string, string, JsonObject, string][] = [
+    ["model-input-missing", "no input", { ...m, inputs: {} }, "BadCoefficients"],
+    [
+      "model-input-extra",
+      "an input the model does not list",
+      { ...m, inputs: { ...(m.inputs as JsonObject), vcpu_us: "1" } },
+      "BadCoefficients",
+    ],
+    [
+      "model-input-not-amount",
+      "an input that is not an amount",
+      { ...m, inputs: { kib_ms: "1.5" } },
+      "BadAmount",
+    ],
+    ["model-input-number", "an input written as a JSON number", { ...m, inputs: { kib_ms: 5 } }, "BadAmount"],
+    ["model-coefficient-missing", "no coefficient", { ...m, coefficients: {} }, "BadCoefficients"],
+    [
+      "model-coefficient-string",
+      "a coefficient written as a string",
+      { ...m, coefficients: { uw_per_gib: "392000" } },
+      "BadCoefficients",
+    ],
+    [
+      "model-coefficient-negative",
+      "a negative coefficient",
+      { ...m, coefficients: { uw_per_gib: -1 } },
+      "BadCoefficients",
+    ],
+  ];
+  for (const [id, desc, model, code] of models)
+    out.push(
+      errCase(
+        C,
+        `c2-component-${id}`,
+        `an estimated component's model: ${desc}`,
+        "energy.component.check",
+        J({ component: { ...est, model } }),
+        code,
+      ),
+    );
+  out.push(
+    errCase(
+      C,
+      "c2-component-model-result-above-2-64",
+      "a model whose exact result exceeds 2^64 - 1: no amount equals it (EstimateMismatch)",
+      "energy.component.check",
+      J({
+        component: {
+          ...est,
+          uj: MAX,
+          model: { ...m, inputs: { kib_ms: MAX }, coefficients: { uw_per_gib: 2 ** 40 } },
+        },
+      }),
+      "EstimateMismatch",
+    ),
+  );
   for (const [id, r, code] of bad)
     out.push(
       errCase(
@@ -378,6 +440,22 @@ function chainVectors(): Vector[] {
     ["splice-fork", "receipt 1 of a fork of the same run", [a, fork], {}, "EnergyChainSplice"],
     ["other-run", "a whole chain verified against another run's ids", other, {}, "EnergyChainSplice"],
     ["truncated", "the last receipt dropped, head stated", [a, b, c, d], { head }, "EnergyChainHeadMismatch"],
+    // §6.4 item 3: every receipt is opened before the walk, so a bad signature late in the list
+    // wins over a splice, a gap and a reorder early in it.
+    [
+      "opened-before-walk",
+      "receipt 1 of another run, then a receipt whose signature does not verify: BadSignature",
+      [a, other[1], c, { ...e, signatures: [{ ...e.signatures[0]!, sig: d.signatures[0]!.sig }] }],
+      {},
+      "BadSignature",
+    ],
+    [
+      "opened-before-walk-gap",
+      "a gap first, then a receipt by an untrusted host: UnknownSigner",
+      [b, c, signPayload(ENERGY_RECEIPT_TYPE, payloadOf(d), key("mallory"))],
+      {},
+      "UnknownSigner",
+    ],
   ];
   return cases.map(([id, desc, list, extra, code]) =>
     errCase(C, `c2-chain-${id}`, desc, "energy.chain.verify", chainInput(list, extra), code),

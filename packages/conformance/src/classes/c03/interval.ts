@@ -156,6 +156,29 @@ export function intervalVectors(): Vector[] {
       input(attest(otherUnit.p, host), otherUnit.receipt, events),
       "UnitMismatch",
     ),
+    errCase(
+      C,
+      "c3-interval-other-unit-unbound",
+      "receipt of another unit that the attestation does not bind by address: ReceiptMismatch, the address is compared first (§7.5)",
+      OP,
+      input(ok, otherUnit.receipt, events),
+      "ReceiptMismatch",
+    ),
+    errCase(
+      C,
+      "c3-interval-grants-unbound",
+      "predicate under another grant set, binding another receipt address: ReceiptMismatch before GrantsMismatch (§7.5)",
+      OP,
+      input(
+        attest(
+          { ...p, grants_id: d("other-grants"), energy: { ...p.energy, receipt: d("other-receipt") } },
+          host,
+        ),
+        receipt,
+        events,
+      ),
+      "ReceiptMismatch",
+    ),
   );
   return out;
 }

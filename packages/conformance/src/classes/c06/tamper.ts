@@ -4,11 +4,12 @@ import { canonicalize, type Json, type JsonObject } from "@sbx/wire";
 import { RunRecord } from "@sbx/sandbox-attest/runrecord";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { Vector } from "../../types.ts";
-import { ops } from "./ops.ts";
+import { fsTreeOutputOracle } from "../../oracle/fstree.ts";
 import {
   C,
   close,
   exec,
+  forge,
   FORK,
   FULL,
   GRANTS,
@@ -130,6 +131,26 @@ export function wireVectors(): Vector[] {
     ),
     verify("c6-wire-crlf", "CRLF line ends", full.replaceAll("\n", "\r\n"), "BadRecord"),
     verify("c6-wire-empty", "an empty file", "", "BadRecord"),
+    // §13.3 item 5: an executed segment carries no time; at_ms is compared across it.
+    verify(
+      "c6-time-across-executed",
+      "closed before the resume it follows, with an executed segment between: TimeRegression",
+      forge([exec(1), suspend(10), resume(20, "1"), exec(2), close(15)]),
+      "TimeRegression",
+    ),
+    // §13.5: a file with no line feed at all holds only bytes after the last (absent) line feed.
+    verify(
+      "c6-wire-header-no-newline",
+      "the header line alone, without its line feed: TornRecord",
+      ls[0]!,
+      "TornRecord",
+    ),
+    verify(
+      "c6-wire-header-torn",
+      "half a header line and no line feed: TornRecord, not BadRecord",
+      ls[0]!.slice(0, 20),
+      "TornRecord",
+    ),
     verify(
       "c6-wire-header-format",
       "an unknown format name in the header",
@@ -258,6 +279,42 @@ export function resumeVectors(): Vector[] {
       input(wire([exec(1), suspend(10), close(15)]), SNAP as unknown as Json),
       "RecordClosed",
     ),
+    // §13.4: the four preconditions first, then the resumed segment is checked as any append.
+    errCase(
+      C,
+      "c6-resume-before-suspension",
+      "a resume timed before the suspension: TimeRegression, checked as any append",
+      "runrecord.resume",
+      { ...(input(parked, SNAP as unknown as Json) as JsonObject), at_ms: T + 5 },
+      "TimeRegression",
+    ),
+    errCase(
+      C,
+      "c6-resume-forked-and-early",
+      "a forked snapshot offered at a time before the suspension: SnapshotMismatch, a precondition first",
+      "runrecord.resume",
+      { ...(input(parked, FORK as unknown as Json) as JsonObject), at_ms: T + 5 },
+      "SnapshotMismatch",
+    ),
+    errCase(
+      C,
+      "c6-resume-bad-idle",
+      "idle energy of an unknown provenance: BadSegment, after the preconditions",
+      "runrecord.resume",
+      { ...(input(parked, SNAP as unknown as Json) as JsonObject), idle: { ...idle, provenance: "guessed" } },
+      "BadSegment",
+    ),
+    errCase(
+      C,
+      "c6-resume-environment-and-bad-idle",
+      "an unsatisfied environment and a malformed idle figure: EnvironmentMismatch, a precondition first",
+      "runrecord.resume",
+      {
+        ...(input(parked, SNAP as unknown as Json, false) as JsonObject),
+        idle: { ...idle, provenance: "guessed" },
+      },
+      "EnvironmentMismatch",
+    ),
     errCase(
       C,
       "c6-resume-unverifiable",
@@ -319,6 +376,22 @@ export function energyVectors(): Vector[] {
         complete: false,
       },
     ),
+    // §13.6: one entry per unresolved executed segment, repeats kept; every provenance named.
+    okCase(
+      C,
+      "c6-energy-repeat-unresolved",
+      "two executed segments citing one absent attestation, no idle: listed twice, every provenance 0",
+      "runrecord.energy",
+      { record: wire([exec(1), exec(1), close(70)]), active_uj: {} },
+      {
+        active_uj: "0",
+        idle_uj: "0",
+        total_uj: "0",
+        idle_by_provenance: { measured: "0", attributed: "0", estimated: "0" },
+        unresolved: [id("attestation-1"), id("attestation-1")],
+        complete: false,
+      },
+    ),
   ];
 }
 
@@ -338,6 +411,11 @@ export function fsTreeVectors(): Vector[] {
       ],
     },
     { name: "é", kind: "file", mode: 0o644, content_hex: hex("accent") },
+  ];
+  const nested = [
+    { name: "a", kind: "dir", mode: 0o700, entries: [{ name: "b", kind: "dir", mode: 0o755, entries: [] }] },
+    { name: "empty", kind: "dir", mode: 0o755, entries: [] },
+    { name: "link", kind: "symlink", target: "a/b" },
   ];
   const entry = (name: string, extra: Record<string, Json> = {}) => ({
     digest: id(name),
@@ -368,6 +446,14 @@ export function fsTreeVectors(): Vector[] {
       { entries: tree },
       fsRootOf(tree),
     ),
+    okCase(
+      C,
+      "c6-fstree-nested",
+      "nested and empty directories: dirs counts every directory object, the root's included (§13.8)",
+      "fstree.root",
+      { entries: nested },
+      fsRootOf(nested),
+    ),
     ...bad.map(([n, text]) =>
       errCase(
         C,
@@ -381,5 +467,5 @@ export function fsTreeVectors(): Vector[] {
   ];
 }
 function fsRootOf(tree: Json): Json {
-  return ops["fstree.root"]!({ entries: tree }) as Json;
+  return fsTreeOutputOracle("fstree.root", { entries: tree })!;
 }

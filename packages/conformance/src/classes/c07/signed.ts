@@ -134,5 +134,45 @@ export function satisfyVectors(): Vector[] {
       { ...exact, host: { cpus: 2, memory_bytes: "1", storage_bytes: String(64 * 2 ** 30), gpu: null } },
       mismatch("/host_requirements/cpus", "/host_requirements/memory_bytes", "/host_requirements/gpu"),
     ),
+    everyPointer(exact, sat, mismatch),
   ];
+}
+
+/**
+ * everyPointer: every comparison of §14.7 fails at once, so the vector pins the pointers' order
+ * (image, env by name in UTF-16 order with RFC 6901 escapes, user, workspace folder, cpus, memory,
+ * storage, GPU), which a single mismatch cannot.
+ */
+function everyPointer(
+  exact: JsonObject,
+  sat: (id: string, desc: string, offered: Json, output: Json) => Vector,
+  mismatch: (...pointers: string[]) => Json,
+): Vector {
+  const env = { ...(exact.env as JsonObject), "b/c": "1", "a~": "1", Q_9: "1" };
+  const names = Object.keys(env).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const extra = names.filter((n) => ["b/c", "a~", "Q_9"].includes(n));
+  const escaped = extra.map((n) => `/env/${n.replaceAll("~", "~0").replaceAll("/", "~1")}`);
+  const offered = {
+    ...exact,
+    image: `registry.example/team/env@sha256:${"e".repeat(64)}`,
+    env,
+    user: "root",
+    workspace_folder: "/elsewhere",
+    host: { cpus: 1, memory_bytes: "1", storage_bytes: "1", gpu: null },
+  };
+  return sat(
+    "every-pointer",
+    "every comparison fails: the pointers in §14.7's order, env names in UTF-16 order",
+    offered,
+    mismatch(
+      "/image",
+      ...escaped,
+      "/user",
+      "/workspace_folder",
+      "/host_requirements/cpus",
+      "/host_requirements/memory_bytes",
+      "/host_requirements/storage_bytes",
+      "/host_requirements/gpu",
+    ),
+  );
 }

@@ -121,6 +121,18 @@ function valid(): Vector[] {
         { log_of: 0 },
       ),
     ),
+    // §4.4 effective grants: "depth not above" is ≤, so an amendment may keep the depth.
+    ok(
+      "amend-depth-same",
+      "an amendment restating the depth (4) while narrowing the budget: not a widening",
+      V(
+        chain,
+        build(chain, [
+          ["c", ALICE, "0"],
+          ["a", ROOT, { depth: 4, uj: "4000000" }],
+        ]),
+      ),
+    ),
   ];
 }
 
@@ -153,7 +165,29 @@ function broken(): Vector[] {
     ["c", ALICE, "0"],
     ["a", ROOT, { uj: "1" }],
   ]);
+  // §4.7: an entry is a checkpoint or an amendment by its payload type (any other:
+  // WrongPayloadType), and at most 8192 payload bytes (BadCheckpoint, BadAmendment by that type).
+  const c0 = payloadOf(e0) as JsonObject;
+  const big = { ...c0, pad: "x".repeat(8200) };
   return [
+    no(
+      "entry-other-type",
+      "a checkpoint signed under the grant payload type: WrongPayloadType",
+      V(chain, [signPayload("application/vnd.jcp.grant+json", c0, ALICE)]),
+      "WrongPayloadType",
+    ),
+    no(
+      "entry-oversize-checkpoint",
+      "a checkpoint of more than 8192 payload bytes: BadCheckpoint, before its signature",
+      V(chain, [signPayload(CHECKPOINT_PAYLOAD_TYPE, big, ALICE)]),
+      "BadCheckpoint",
+    ),
+    no(
+      "entry-oversize-amendment",
+      "an amendment of more than 8192 payload bytes: BadAmendment, before its signature",
+      V(chain, [e0, signPayload(AMENDMENT_PAYLOAD_TYPE, big, ROOT)]),
+      "BadAmendment",
+    ),
     no("by-holder", "the holder amends its own grant", one({ uj: "1000" }, ALICE), "SeparationOfDuties"),
     no("by-stranger", "mallory amends the grant", one({ uj: "1000" }, MALLORY), "SeparationOfDuties"),
     no(
@@ -190,6 +224,31 @@ function broken(): Vector[] {
       "BudgetBelowSpent",
     ),
     no("empty-set", "an amendment that sets nothing", one({}), "BadAmendment"),
+    // §4.7 Amendment: its rules in the order they are written, the first failure reported.
+    no(
+      "order-separation-before-responds-to",
+      "the holder amends before any checkpoint: SeparationOfDuties before responds_to",
+      V(chain, build(chain, [["a", ALICE, { uj: "1" }]])),
+      "SeparationOfDuties",
+    ),
+    no(
+      "order-responds-to-before-widens",
+      "the issuer widens the budget before any checkpoint: responds_to (BadAmendment) before AmendmentWidens",
+      V(chain, build(chain, [["a", ROOT, { uj: "5000001" }]])),
+      "BadAmendment",
+    ),
+    no(
+      "order-widens-before-below-spent",
+      "a wider budget and a call limit below what was spent: AmendmentWidens before BudgetBelowSpent",
+      one({ uj: "5000001", calls: 0 }),
+      "AmendmentWidens",
+    ),
+    no(
+      "order-empty-window-before-below-spent",
+      "an empty window and a budget below what was spent: BadAmendment before BudgetBelowSpent",
+      one({ uj: "999", exp_ms: 0 }),
+      "BadAmendment",
+    ),
     no(
       "no-checkpoint",
       "an amendment before any checkpoint",
