@@ -114,6 +114,11 @@ async function ungranted(): Promise<void> {
   for (const bad of ["tr.state-invalid", "tr.bad", ".code", ".bad-text", ".verdict.invalid"])
     assert.equal(await count(page, bad), 0, `no ${bad}`);
   await shot(page, "auditor-ungranted");
+  assert.match(
+    run.resumeErr,
+    new RegExp(`signed by ${run.key.did}`),
+    "the resume names the key it signs with",
+  );
   // sbx show says the same.
   const show = await sbx(["show", run.id, "--store", run.store]);
   assert.equal(show.code, 0, show.err);
@@ -130,8 +135,7 @@ async function chart(): Promise<void> {
   ]);
   const ticks = await textContents(page, "#energy .axis-label");
   assert.ok(ticks.length >= 4, `ticks: ${ticks.join(", ")}`);
-  for (const t of ticks) microjoules(t ?? "");
-  const top = Math.max(...ticks.map((t) => microjoules(t ?? "")));
+  const top = Math.max(...ticks.map(microjoules));
   const most = Math.max(...[...active.values()].map(Number));
   assert.ok(top >= most && top <= most * 2.5, `the axis (to ${top} µJ) covers the largest bar (${most} µJ)`);
   // The hover note of the first executed segment: its exact figure, and the same in readable units.
@@ -160,10 +164,10 @@ async function chart(): Promise<void> {
   // The table beside it: one row per bar, the exact figures.
   const rows = await page.evaluate(
     () =>
-      Array.from(document.querySelectorAll<HTMLElement>("#energy-table tbody tr"), (r) => [
-        r.dataset["n"] ?? "",
-        r.querySelector(".total")?.textContent ?? "",
-      ]),
+      Array.from(
+        document.querySelectorAll<HTMLElement>("#energy-table tbody tr"),
+        (r) => [r.dataset["n"] ?? "", r.querySelector(".total")?.textContent ?? ""] as const,
+      ),
     null,
   );
   const expected = [

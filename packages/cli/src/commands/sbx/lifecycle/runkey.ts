@@ -39,7 +39,7 @@ function rememberedKey(id: Digest, ref: RunKeyRef): KeyPair {
   }
   if (key.did !== ref.did)
     throw new CliError(
-      "BadKeyFile",
+      "KeyMismatch",
       `run ${id} signs on this host with ${ref.did}, but ${ref.path} now holds ${key.did}: give --key FILE to sign with another key`,
     );
   return key;
@@ -90,7 +90,7 @@ export async function refuseKeyForResident(paths: RunPaths, id: Digest, given: s
   if (ref === undefined || ref.did === did) return;
   if ((await askSupervisor(paths.socket, { op: "status" })) === undefined) return;
   throw new CliError(
-    "Usage",
+    "KeyMismatch",
     `run ${id}'s processes are resident on this host under ${ref.did}, which signs their interval when thawed, not ${did}: resume without --key, or suspend --release first`,
   );
 }
