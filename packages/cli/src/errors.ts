@@ -13,6 +13,8 @@ export type CliErrorCode =
   | "NotAFile"
   | "NotADirectory"
   | "BadKeyFile"
+  // a key file that holds another key than the one a run signs with on this host (issue 38)
+  | "KeyMismatch"
   // output files
   | "Unwritable"
   | "OutputExists"

@@ -11,6 +11,7 @@ import {
   GRANT_PAYLOAD_TYPE,
   grantStore,
   isJcpError,
+  isUngoverned,
   JcpError,
   resolveChain,
   type EffectiveGrant,
@@ -18,6 +19,9 @@ import {
 import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { checkObject } from "@sbx/sandbox-attest/store";
 import { unb64, type RunBundle } from "./bundle.ts";
+
+/** What the page and `sbx show` say of a run whose grants_id names no grant (jcp §4.1). */
+export const NO_GRANTS = "no grants: this run was not governed by a grant";
 
 /** One member of the grant set: its chain (root first) or the refusal, and the budget figures. */
 export interface GrantView {
@@ -29,8 +33,13 @@ export interface GrantView {
   readonly remaining_uj: string | null;
 }
 
-/** The page's view of the run's grants; `present` false when the writer embedded no grant set. */
+/**
+ * The page's view of the run's grants: `none` when the run names no grant (its `grants_id` is the
+ * address of `{}` or of the empty grant set: it was not governed by a grant, which is no fault);
+ * `present` false when the writer embedded no grant set.
+ */
 export interface GrantsCheck {
+  readonly none: boolean;
   readonly present: boolean;
   readonly error: { readonly code: string; readonly message: string } | null;
   readonly grants: readonly GrantView[];
@@ -83,8 +92,9 @@ function viewOf(address: Digest, store: Map<Digest, Envelope>, spent: string | n
  * run's verified total energy (null when the run does not verify).
  */
 export function checkGrants(b: RunBundle, grantsId: Digest, spent: string | null): GrantsCheck {
+  if (isUngoverned(grantsId)) return { none: true, present: false, error: null, grants: [] };
   const text = b.objects[grantsId];
-  if (text === undefined) return { present: false, error: null, grants: [] };
+  if (text === undefined) return { none: false, present: false, error: null, grants: [] };
   try {
     const bytes = unb64(text);
     if (bytes === null) throw new JcpError("BadGrantSet", "the grant set is not base64");
@@ -93,8 +103,13 @@ export function checkGrants(b: RunBundle, grantsId: Digest, spent: string | null
     if (checkGrantSetDoc(doc) !== grantsId)
       throw new JcpError("BadGrantSet", "the grant set is not at grants_id");
     const store = grantStore(envelopes(b));
-    return { present: true, error: null, grants: doc.grants.map((g) => viewOf(g, store, spent)) };
+    return {
+      none: false,
+      present: true,
+      error: null,
+      grants: doc.grants.map((g) => viewOf(g, store, spent)),
+    };
   } catch (e) {
-    return { present: true, error: refusal(e), grants: [] };
+    return { none: false, present: true, error: refusal(e), grants: [] };
   }
 }

@@ -21,6 +21,14 @@ tr.grant.state-invalid td, .bad-text { color: #9b2c2c; }
 .code { color: #c53030; font-weight: bold; }
 svg.chart { background: #fafafa; border: 1px solid #edf2f7; margin: 6px 0; }
 .hbar { cursor: pointer; }
+.energy-view { display: flex; gap: 16px; align-items: flex-start; flex-wrap: wrap; }
+.energy-chart { position: relative; flex: 3 1 600px; min-width: 0; }
+.energy-figures { flex: 2 1 360px; }
+.segbar { cursor: default; outline: none; }
+.segbar:hover rect.bar, .segbar:focus rect.bar { opacity: 0.8; }
+.tip { position: absolute; z-index: 2; max-width: 260px; background: #1a202c; color: #fff; padding: 4px 8px; border-radius: 4px; font-size: 12px; pointer-events: none; }
+#energy-table td, #energy-table th { white-space: nowrap; }
+.unverified { background: #edf2f7; color: #4a5568; border-radius: 3px; padding: 0 4px; font-size: 11px; }
 #search { width: 100%; padding: 6px; margin: 6px 0; }
 textarea { width: 100%; font: 12px ui-monospace, monospace; }
 `;

@@ -20,6 +20,7 @@ import {
 } from "@sbx/sandbox-attest/runrecord";
 import { checkObject } from "@sbx/sandbox-attest/store";
 import { unb64, type RunBundle } from "./bundle.ts";
+import { statedInterval, type StatedInterval } from "./stated.ts";
 
 /** What an object is to the run. */
 export type ObjectKind =
@@ -43,6 +44,8 @@ export interface ObjectCheck {
 export interface IntervalView {
   readonly n: number;
   readonly predicate: ExecutionPredicate | null;
+  /** The interval the attestation states: the verified one, or read unverified (stated.ts). */
+  readonly stated: StatedInterval | null;
   readonly components: readonly EnergyComponent[] | null;
   readonly events: readonly JournalEvent[] | null;
 }
@@ -169,13 +172,17 @@ function checkAttestation(ctx: Ctx, att: Digest, n: number): void {
       throw new SandboxAttestError("HostMismatch", `segment ${n}: attested by untrusted host ${p.host}`);
     return a;
   });
-  if (v === null) return void ctx.intervals.set(n, { n, predicate: null, components: null, events: null });
+  if (v === null) {
+    const stated = statedInterval(env);
+    return void ctx.intervals.set(n, { n, predicate: null, stated, components: null, events: null });
+  }
   const p = v.predicate;
   for (const s of v.signers) ctx.signers.add(s);
   ctx.manifests.add(p.manifest);
   ctx.active.set(att, p.energy.total_uj);
   const components = checkReceipt(ctx, env, expect, p.energy.receipt, n);
-  ctx.intervals.set(n, { n, predicate: p, components, events: journalOf(ctx, p, n) });
+  const stated = p.interval;
+  ctx.intervals.set(n, { n, predicate: p, stated, components, events: journalOf(ctx, p, n) });
 }
 
 // §7.5 as verifyfiles.ts: a signed receipt is verified against the attestation that binds it; one

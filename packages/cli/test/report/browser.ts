@@ -26,6 +26,8 @@ export interface Tab {
   waitFor(fn: () => boolean, timeoutMs: number): Promise<void>;
   /** click clicks the first element matching the selector with the mouse, at its centre. */
   click(selector: string): Promise<void>;
+  /** hover moves the mouse over the first element matching the selector, at its centre. */
+  hover(selector: string): Promise<void>;
   /** fill sets an input's or textarea's value and fires its input and change events. */
   fill(selector: string, text: string): Promise<void>;
   select(selector: string, value: string): Promise<void>;
@@ -87,6 +89,7 @@ async function launchChromium(executablePath: string): Promise<Session> {
       await page.waitForFunction(fn, null, { timeout });
     },
     click: (s) => page.locator(s).first().click(),
+    hover: (s) => page.locator(s).first().hover(),
     fill: (s, t) => page.locator(s).fill(t),
     async select(s, v) {
       await page.selectOption(s, v);
@@ -126,6 +129,7 @@ async function launchFirefox(executablePath: string): Promise<Session> {
       await page.waitForFunction(fn, { timeout, polling: 50 });
     },
     click: (s) => page.click(s),
+    hover: (s) => page.hover(s),
     async fill(s, t) {
       // As playwright's fill does: focus, set the value, fire input and change (typing a long proof
       // key by key would only make the test slow).
@@ -197,6 +201,30 @@ export function colour(tab: Tab, selector: string): Promise<string | null> {
     const el = document.querySelector(s);
     return el === null ? null : getComputedStyle(el).color;
   }, selector);
+}
+
+/**
+ * reds lists the elements drawn in red (text, background, SVG fill or stroke with red ≥ 140 and
+ * green and blue < 90: the page's colours of refusal, never its orange or its pinks), each as
+ * `tag.class: property colour`.
+ */
+export function reds(tab: Tab): Promise<string[]> {
+  // No named function inside: tsx would wrap it in a helper the page does not have.
+  return tab.evaluate(() => {
+    const out: string[] = [];
+    const re = /^rgba?\((\d+), (\d+), (\d+)(, ([\d.]+))?\)$/;
+    for (const el of document.querySelectorAll("body *")) {
+      const st = getComputedStyle(el);
+      if (st.display === "none" || (el instanceof HTMLElement && el.hidden)) continue;
+      for (const prop of ["color", "background-color", "fill", "stroke"]) {
+        const v = st.getPropertyValue(prop);
+        const m = re.exec(v);
+        if (m !== null && m[5] !== "0" && +m[1]! >= 140 && +m[2]! < 90 && +m[3]! < 90)
+          out.push(`${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""}: ${prop} ${v}`);
+      }
+    }
+    return out;
+  }, null);
 }
 
 /** What a page published once it had verified. */

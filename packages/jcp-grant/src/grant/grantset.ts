@@ -33,6 +33,20 @@ export function grantsId(addresses: readonly unknown[]): Digest {
   return addressOf(grantSetDoc(addresses));
 }
 
+// The address of the empty grant set (no members).
+const EMPTY_GRANT_SET: Digest = grantsId([]);
+
+/** The address of `{}`: the `grants_id` of a run given no grant set (sandbox-attest §4.3). */
+export const NO_GRANT_SET: Digest = addressOf({});
+
+/**
+ * isUngoverned reports whether a run's `grants_id` names no grant (§4.1, sandbox-attest §4.3): the
+ * address of `{}` (no grant set given) or that of the empty grant set. Such a run holds no authority.
+ */
+export function isUngoverned(id: Digest): boolean {
+  return id === NO_GRANT_SET || id === EMPTY_GRANT_SET;
+}
+
 /**
  * checkGrantSetDoc checks a received grant-set document (§4.1): exactly `type` and `grants`, the
  * right type, members strictly ascending digests (`BadGrantSet`). Returns its `grants_id`.

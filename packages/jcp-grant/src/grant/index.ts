@@ -44,5 +44,12 @@ export { SpendLedger, openReceipt, SPEND_TAG } from "./spend.ts";
 export type { SpendCites, SpendPayload, SpendRequest, LedgerOptions } from "./spend.ts";
 export { RevocationList, REVOCATION_TAG } from "./revoke.ts";
 export type { RevocationPayload, RevocationEntry, RevocationIndex } from "./revoke.ts";
-export { grantsId, grantSetDoc, checkGrantSetDoc, GRANT_SET_TYPE } from "./grantset.ts";
+export {
+  grantsId,
+  grantSetDoc,
+  checkGrantSetDoc,
+  isUngoverned,
+  GRANT_SET_TYPE,
+  NO_GRANT_SET,
+} from "./grantset.ts";
 export type { GrantSetDoc } from "./grantset.ts";

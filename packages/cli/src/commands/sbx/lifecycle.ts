@@ -5,7 +5,8 @@ import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../com
 import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
 import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
-import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
+import { parseRunId, runPaths } from "./lifecycle/paths.ts";
+import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
@@ -52,7 +53,8 @@ exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunB
     const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
     const store = await openAnyRunStore(values.store, false);
-    const cp = checkpointRequest(values, hostKeyOf(store.root, undefined).did);
+    // The ledger's metering host is the key the run signs with here (none made for this).
+    const cp = checkpointRequest(values, () => runKeyDid(store.root, runPaths(store.root, id)));
     const release = values.release === true;
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
     show(io, "suspended", asked?.result ?? (await suspendDirect(store, id)));
@@ -74,7 +76,9 @@ const resume: Command = {
   frozen processes are thawed; or, when none are resident here (released, or another host or
   store), the workspace is restored into a fresh sandbox and CMD (default: the unit's own command)
   starts in it, this command supervising it until it ends, is suspended or closed.
-  --key FILE       this host's key (default: the store's host-key.pem, made on first use)
+  --key FILE       sign with this key; without it, the key the run was started (or last resumed)
+                   with on this host, else the store's host-key.pem (made, and said, if none);
+                   a key other than the run's is said, naming both did:keys, and used from then on
   --workspace DIR  restore into DIR (absent or empty) instead of a fresh directory
   --detach         supervise the restored sandbox in the background; print the run id and return
   --images DIR     the image store (§14.9): when the run's manifest pins an image, this store must
@@ -104,20 +108,26 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     const id = parseRunId(own[0]);
     if (own.length > 1) throw new UsageError("sbx resume takes one run id; the command goes after --");
     const store = await openAnyRunStore(values.store, false);
-    const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "resume" });
+    const paths = runPaths(store.root, id);
+    const say = (l: string) => io.err(`sbx: ${l}`);
+    if (values.key !== undefined) await refuseKeyForResident(paths, id, values.key);
+    const asked = await askSupervisor(paths.socket, { op: "resume" });
     if (asked !== undefined) {
       if (cmd.length > 0)
         io.err("sbx: the run's processes were resident here and were thawed; CMD was not run");
       show(io, "resumed", asked.result);
       return EXIT.ok;
     }
+    // Chosen (and said) before a detached child takes over, so it is said on this terminal.
+    const { key: hostKey, ref: keyRef } = runKeyOf(store.root, paths, id, values.key, say);
     if (values.detach === true) return spawnDetached(storeArgOf(store), ["resume", ...args], io);
-    const hostKey = hostKeyOf(store.root, values.key);
+    io.err(`sbx: resuming ${id}, signed by ${hostKey.did} (${keyRef.path})`);
     const end = await resumeByRestore(
       {
         store,
         id,
         hostKey,
+        keyRef,
         cmd,
         sandbox: {},
         ...(values.workspace ? { workspace: values.workspace } : {}),

@@ -158,7 +158,7 @@ ${EXITS}`,
     const sandboxed = values["no-sandbox"] !== true;
     if (sandboxed && values["no-idle"] === true) throw new UsageError("--no-idle needs --no-sandbox");
     const manifest = manifestAddress(values.manifest);
-    const key = hostKeyOf(where.store, values.key);
+    const key = hostKeyOf(where.store, values.key, (l) => io.err(`sbx: ${l}`));
     mkdirSync(where.dir, { recursive: true });
     const s = await withPoolLedger(where.dir, where.given, (ledger) =>
       createPoolDir(where.dir, {
@@ -250,7 +250,7 @@ async function claimIntoRun(
     grant?: string | undefined;
   },
 ): Promise<number> {
-  const key = hostKeyOf(where.store, v.key);
+  const key = hostKeyOf(where.store, v.key, (l) => io.err(`sbx: ${l}`));
   const state = await ledger.open();
   const manifest = state.descriptor.manifest;
   // --grant: verified and judged before anything is claimed (poolgrant.ts).
@@ -412,7 +412,7 @@ ${EXITS}`,
         claimIntoRun(io, ledger, where, where.rest, values),
       );
     }
-    const key = hostKeyOf(where.store, values.key);
+    const key = hostKeyOf(where.store, values.key, (l) => io.err(`sbx: ${l}`));
     const unit = digestOpt(values.unit, "unit");
     const grants = digestOpt(values.grants, "grants");
     const c = await withPoolLedger(where.dir, where.given, (ledger) =>
@@ -464,7 +464,7 @@ ${EXITS}`,
       ...WHERE,
     });
     const where = poolWhere(values, positionals);
-    const key = hostKeyOf(where.store, values.key);
+    const key = hostKeyOf(where.store, values.key, (l) => io.err(`sbx: ${l}`));
     const s = await withPoolLedger(where.dir, where.given, (ledger) =>
       destroyPoolDir(where.dir, key, Date.now, ledger),
     );

@@ -2,11 +2,13 @@
 // the objects the store holds, with phase, segments and energy so far (§13.6: receipts + idle).
 import { reportOf, storeObjects, type FileStore } from "@sbx/host/store";
 import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
+import { isUngoverned } from "@sbx/jcp-grant/grant";
 import type { Digest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { redactUrl, verifyPgRun } from "@sbx/host/pg";
 import { resolvePgRun, withPg } from "../../pgruns.ts";
 import { resolveRun } from "../../runref.ts";
+import { NO_GRANTS } from "../../report/grants.ts";
 import { readableRunStore, runStoreUrl } from "../../runstore.ts";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
@@ -85,6 +87,7 @@ function printShow(io: Io, id: Digest, v: RunVerification): void {
   const rep = reportOf(v);
   io.out(`run ${id}  phase ${rep.phase ?? "?"}  head ${rep.head ?? "?"}`);
   io.out(`unit ${rep.unit_id ?? "?"}  grants ${rep.grants_id ?? "?"}`);
+  if (rep.grants_id !== null && isUngoverned(rep.grants_id)) io.out(NO_GRANTS);
   for (const s of rep.segments) io.out(`  ${String(s.n).padStart(3)} ${s.kind.padEnd(9)} ${s.detail}`);
   const e = v.energy;
   if (e !== null) {
@@ -117,7 +120,9 @@ const show: Command = {
   holds: every segment, energy as receipts (active) + idle with idle energy by provenance (measured,
   attributed, estimated), each attestation's receipt, and every object the run references.
 ${STORE_HELP}
-  --json            print {id, report, objects, attestations}
+  A run whose grants_id names no grant (the address of {} or of the empty grant set) is said to have
+  no grants: it was not governed by a grant.
+  --json            print {id, report, governed, objects, attestations}
 exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or unusable store`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -143,6 +148,7 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
       printJson(io, {
         id,
         report: reportOf(v),
+        governed: v.record === null ? null : !isUngoverned(v.record.grantsId),
         objects: v.objects,
         attestations: [...v.attestations].map(([a, x]) => ({
           address: a,

@@ -54,17 +54,42 @@ function engineNote(engine: Engine): void {
     `Ed25519 equations answered by ${engine === "webcrypto" ? "the browser's WebCrypto" : "@noble/curves"}, after the §2.4 encoding checks; BLAKE3 by the project's JavaScript and hash-wasm.`;
 }
 
+/** energyHover shows a bar's values (its data-tip) beside the pointer, or under the chart on focus. */
+function energyHover(): void {
+  const tip = document.getElementById("energy-tip");
+  const chart = tip?.parentElement;
+  if (!tip || !chart) return;
+  const show = (g: SVGGElement, x: number, y: number) => {
+    tip.textContent = g.dataset["tip"] ?? "";
+    tip.hidden = false;
+    const box = chart.getBoundingClientRect();
+    tip.style.left = `${Math.max(0, Math.min(x - box.left + 12, box.width - 260))}px`;
+    tip.style.top = `${Math.max(0, y - box.top + 12)}px`;
+  };
+  for (const g of document.querySelectorAll<SVGGElement>("#energy .segbar")) {
+    g.addEventListener("mouseenter", (e) => show(g, e.clientX, e.clientY));
+    g.addEventListener("mousemove", (e) => show(g, e.clientX, e.clientY));
+    g.addEventListener("mouseleave", () => (tip.hidden = true));
+    g.addEventListener("focus", () => {
+      const r = g.getBoundingClientRect();
+      show(g, r.left + r.width / 2, r.top);
+    });
+    g.addEventListener("blur", () => (tip.hidden = true));
+  }
+}
+
 async function renderRun(b: RunBundle, trust: readonly string[]): Promise<void> {
   const t0 = performance.now();
   const { result, engine } = await verifyWithWebCrypto(() => {
     const c = checkRun(b, trust);
     const g = c.record ? checkGrants(b, c.record.grantsId, c.energy?.total_uj ?? null) : null;
-    return { c, g: g ?? { present: false, error: null, grants: [] } };
+    return { c, g: g ?? { none: false, present: false, error: null, grants: [] } };
   });
   const { c, g } = result;
   engineNote(engine);
   $("banner").innerHTML = verdictHtml(c, trust);
   $("main").innerHTML = runHtml(c, g);
+  energyHover();
   const search = $("search") as HTMLInputElement;
   search.addEventListener("input", () => {
     const q = search.value.toLowerCase();

@@ -2,9 +2,10 @@
 // page itself decoded and verified; objects that failed are drawn in red with their code.
 import type { JournalEvent } from "@sbx/sandbox-attest/journal";
 import type { Segment } from "@sbx/sandbox-attest/runrecord";
-import type { GrantsCheck } from "../grants.ts";
+import { NO_GRANTS, type GrantsCheck } from "../grants.ts";
 import type { ObjectCheck, RunCheck } from "../verify.ts";
-import { bare, energySvg, esc, timelineSvg, type EnergyBar, type Span } from "./svg.ts";
+import { bare, esc, timelineSvg, type Span } from "./svg.ts";
+import { energySvg, energyTableHtml, type EnergyBar } from "./energy.ts";
 
 /** verdictHtml is the banner: VALID, UNTRUSTED (no trusted key given) or INVALID with the code. */
 export function verdictHtml(c: RunCheck, trust: readonly string[]): string {
@@ -21,7 +22,10 @@ function badSegments(c: RunCheck): Set<number> {
   return new Set(c.objects.filter((o) => o.state === "invalid").map((o) => o.segment));
 }
 
-/** spansOf places each segment on the time axis from verified times only. */
+/**
+ * spansOf places each segment on the time axis: an executed interval at the times its attestation
+ * states, drawn as failed (red) and labelled unverified when the attestation did not verify.
+ */
 export function spansOf(c: RunCheck): Span[] {
   const segs = c.record?.segments ?? [];
   const bad = badSegments(c);
@@ -31,15 +35,16 @@ export function spansOf(c: RunCheck): Span[] {
     const n = i + 1;
     const b = bad.has(n);
     if (s.kind === "executed") {
-      const p = c.intervals.get(n)?.predicate;
-      if (p)
+      const v = c.intervals.get(n);
+      const i = v?.stated;
+      if (i)
         out.push({
           n,
           kind: "executed",
-          start: p.interval.start_ms,
-          end: p.interval.end_ms,
-          label: `#${n} executed ${p.interval.end_ms - p.interval.start_ms} ms`,
-          bad: b,
+          start: i.start_ms,
+          end: i.end_ms,
+          label: `#${n} executed ${i.end_ms - i.start_ms} ms${v.predicate ? "" : " (unverified)"}`,
+          bad: b || v.predicate === null,
         });
       return;
     }
@@ -90,8 +95,13 @@ export function barsOf(c: RunCheck): EnergyBar[] {
 
 function segDetail(c: RunCheck, s: Segment, n: number): string {
   if (s.kind === "executed") {
-    const p = c.intervals.get(n)?.predicate;
-    if (!p) return `attestation <code>${esc(s.attestation)}</code>`;
+    const v = c.intervals.get(n);
+    const p = v?.predicate;
+    if (!p) {
+      const i = v?.stated;
+      const ms = i ? `${i.end_ms - i.start_ms} ms as stated, ` : "";
+      return `${ms}attestation <code>${esc(s.attestation)}</code> (not verified: see Objects)`;
+    }
     const o = p.outcome.status === "exited" ? `exit ${p.outcome.exit_code}` : p.outcome.status;
     return `${p.interval.end_ms - p.interval.start_ms} ms, ${o}, ${esc(p.energy.total_uj)} µJ ${esc(p.energy.provenance)}, level ${esc(p.level)}, attestation <code>${esc(s.attestation)}</code>`;
   }
@@ -101,9 +111,16 @@ function segDetail(c: RunCheck, s: Segment, n: number): string {
   return `${snap}, idle ${esc(s.idle_uj)} µJ ${esc(s.idle_provenance)} (${esc(s.idle_source)})`;
 }
 
-function time(c: RunCheck, s: Segment, n: number): string {
-  const t = s.kind === "executed" ? c.intervals.get(n)?.predicate?.interval.start_ms : s.at_ms;
-  return t === undefined ? "" : new Date(t).toISOString();
+// A segment's time: its own `at_ms`, or its interval's start as the attestation states it; marked
+// unverified when a check of the segment failed, and said to be unknown when nothing states it.
+function time(c: RunCheck, s: Segment, n: number, bad: boolean): string {
+  const v = c.intervals.get(n);
+  const t = s.kind === "executed" ? v?.stated?.start_ms : s.at_ms;
+  const unverified = bad || (s.kind === "executed" && !v?.predicate);
+  const mark = unverified ? ` <span class="unverified">unverified</span>` : "";
+  if (t === undefined)
+    return `<span class="muted">not known: the attestation is not readable here</span>${mark}`;
+  return `${new Date(t).toISOString()}${mark}`;
 }
 
 /** segmentsHtml lists every segment with its head, time and what it cites. */
@@ -112,7 +129,7 @@ export function segmentsHtml(c: RunCheck): string {
   const bad = badSegments(c);
   const rows = segs.map((s, i) => {
     const n = i + 1;
-    return `<tr class="segment kind-${s.kind}${bad.has(n) ? " bad" : ""}" data-n="${n}"><td>${n}</td><td>${s.kind}</td><td>${time(c, s, n)}</td><td>${segDetail(c, s, n)}</td><td><code>${esc(c.record?.heads[n] ?? "")}</code></td></tr>`;
+    return `<tr class="segment kind-${s.kind}${bad.has(n) ? " bad" : ""}" data-n="${n}"><td>${n}</td><td>${s.kind}</td><td class="time">${time(c, s, n, bad.has(n))}</td><td>${segDetail(c, s, n)}</td><td><code>${esc(c.record?.heads[n] ?? "")}</code></td></tr>`;
   });
   return `<table id="segments"><thead><tr><th>#</th><th>kind</th><th>time</th><th>detail</th><th>head</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
@@ -175,6 +192,7 @@ function energyText(c: RunCheck): string {
 
 /** grantsHtml shows the grant chain of each member of the run's grant set, with budget, spent, remaining. */
 export function grantsHtml(g: GrantsCheck): string {
+  if (g.none) return `<p id="grants-verdict" data-state="none">${NO_GRANTS}</p>`;
   if (!g.present)
     return `<p class="muted">No grant set embedded: the store holds none at this run's grants_id.</p>`;
   if (g.error !== null)
@@ -194,6 +212,13 @@ export function grantsHtml(g: GrantsCheck): string {
   return `<table id="grants"><thead><tr><th>verdict</th><th>chain (root first)</th><th>budget µJ</th><th>spent µJ (this run)</th><th>remaining µJ</th><th>code</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
+/** energyView is the chart with its hover note, and beside it the table of the same figures. */
+function energyView(bars: readonly EnergyBar[]): string {
+  if (bars.length === 0) return energySvg(bars);
+  const tip = `<div id="energy-tip" class="tip" role="status" aria-live="polite" hidden></div>`;
+  return `<div class="energy-view"><div class="energy-chart">${energySvg(bars)}${tip}<p class="muted">Hover or focus a bar for its values.</p></div><div class="energy-figures">${energyTableHtml(bars)}</div></div>`;
+}
+
 /** runHtml renders the whole run view below the banner. */
 export function runHtml(c: RunCheck, g: GrantsCheck): string {
   const r = c.record;
@@ -205,7 +230,7 @@ export function runHtml(c: RunCheck, g: GrantsCheck): string {
     head +
     signers +
     `<h2>Timeline</h2>${timelineSvg(spansOf(c))}` +
-    `<h2>Energy per segment</h2>${energySvg(barsOf(c))}${energyText(c)}` +
+    `<h2>Energy per segment</h2>${energyView(barsOf(c))}${energyText(c)}` +
     `<h2>Grant chain</h2>${grantsHtml(g)}` +
     `<h2>Segments</h2>${segmentsHtml(c)}` +
     `<h2>Exec decisions and journal events</h2><input id="search" type="search" placeholder="search paths, digests, types…">${eventsHtml(c)}` +

@@ -1,5 +1,5 @@
 // Plain SVG charts drawn by the page from what it verified (issue 19): a timeline of segments on a
-// time axis, stacked energy bars by provenance, and sorted horizontal bars. Strings only: no DOM
+// time axis and sorted horizontal bars (the energy chart: energy.ts). Strings only: no DOM
 // here, so the charts are the same in every browser and testable under Node.
 
 /** esc makes text safe inside HTML and SVG text and attribute values. */
@@ -22,7 +22,7 @@ export interface Span {
   readonly bad: boolean;
 }
 
-/** The colours of the page, one per meaning. */
+/** The colours of the page, one per meaning; red is kept for what failed verification. */
 export const COLOURS = {
   executed: "#2b6cb0",
   parked: "#a0aec0",
@@ -31,7 +31,7 @@ export const COLOURS = {
   suspended: "#dd6b20",
   measured: "#2f855a",
   attributed: "#d69e2e",
-  estimated: "#c53030",
+  estimated: "#805ad5",
   bad: "#e53e3e",
 } as const;
 
@@ -90,61 +90,6 @@ export function timelineSvg(spans: readonly Span[], width = 960): string {
     `<text x="${x0}" y="8" font-size="9" fill="#4a5568">executed</text>` +
     parts.join("") +
     axis(x0, w, t0, t1, 84) +
-    legend +
-    `</svg>`
-  );
-}
-
-/** One stacked bar: a segment's energy by provenance; `idle` marks energy used while parked. */
-export interface EnergyBar {
-  readonly n: number;
-  readonly label: string;
-  readonly idle: boolean;
-  readonly measured: bigint;
-  readonly attributed: bigint;
-  readonly estimated: bigint;
-  readonly bad: boolean;
-}
-
-const PROVS = ["measured", "attributed", "estimated"] as const;
-
-/** energySvg draws one stacked bar per segment (measured / attributed / estimated), idle bars hatched. */
-export function energySvg(bars: readonly EnergyBar[], width = 960): string {
-  if (bars.length === 0) return `<p class="muted">No energy figures verified.</p>`;
-  const h = 180;
-  const max = bars.reduce((m, b) => {
-    const t = b.measured + b.attributed + b.estimated;
-    return t > m ? t : m;
-  }, 1n);
-  const slot = (width - 20) / bars.length;
-  const bw = Math.max(0.5, slot * 0.8);
-  const parts = bars.map((b, i) => {
-    let y = h;
-    const x = (10 + i * slot).toFixed(2);
-    const rects = PROVS.map((p) => {
-      const v = b[p];
-      if (v === 0n) return "";
-      const bh = Math.max(0.5, (Number((v * 1_000_000n) / max) / 1_000_000) * (h - 10));
-      y -= bh;
-      const fill = b.idle ? `url(#hatch-${p})` : COLOURS[p];
-      return `<rect class="bar bar-${p}${b.idle ? " idle" : ""}" data-n="${b.n}" x="${x}" y="${y.toFixed(2)}" width="${bw.toFixed(2)}" height="${bh.toFixed(2)}" fill="${fill}"${b.bad ? ` stroke="${COLOURS.bad}"` : ""}><title>${esc(`${b.label}: ${p} ${v} µJ`)}</title></rect>`;
-    });
-    return rects.join("");
-  });
-  const hatch = PROVS.map(
-    (p) =>
-      `<pattern id="hatch-${p}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="${COLOURS[p]}"/></pattern>`,
-  ).join("");
-  const legend =
-    PROVS.map(
-      (p, i) =>
-        `<rect x="${10 + i * 120}" y="${h + 12}" width="10" height="10" fill="${COLOURS[p]}"/><text x="${24 + i * 120}" y="${h + 21}" font-size="11">${p}</text>`,
-    ).join("") +
-    `<rect x="370" y="${h + 12}" width="10" height="10" fill="url(#hatch-estimated)"/><text x="384" y="${h + 21}" font-size="11">idle (parked)</text>`;
-  return (
-    `<svg class="chart" id="energy" viewBox="0 0 ${width} ${h + 28}" width="100%" role="img" aria-label="energy per segment by provenance">` +
-    `<defs>${hatch}</defs><line x1="10" y1="${h}" x2="${width - 10}" y2="${h}" stroke="#4a5568"/>` +
-    parts.join("") +
     legend +
     `</svg>`
   );

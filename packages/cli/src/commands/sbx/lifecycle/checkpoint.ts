@@ -53,7 +53,7 @@ export interface CheckpointRequest {
 }
 
 /** checkpointRequest reads the checkpoint flags (usage errors first); null without --checkpoint-key. */
-export function checkpointRequest(v: Values, hostDid: string): CheckpointRequest | null {
+export function checkpointRequest(v: Values, hostDid: () => string | null): CheckpointRequest | null {
   if (typeof v["checkpoint-key"] !== "string") {
     if (v.checkpoints !== undefined || v.ledger !== undefined)
       throw new UsageError("--checkpoints and --ledger go with --checkpoint-key");
@@ -64,8 +64,9 @@ export function checkpointRequest(v: Values, hostDid: string): CheckpointRequest
     throw new UsageError("--checkpoint-key needs --ledger DIR (the spend ledger)");
   const roots = ((v.trust as string[] | undefined) ?? []).map((t) => readPrincipal(t, "--trust"));
   if (roots.length === 0) throw new UsageError("--checkpoint-key needs --trust (the trusted root issuers)");
+  const host = hostDid();
   const hosts = [
-    hostDid,
+    ...(host !== null ? [host] : []),
     ...((v["ledger-host"] as string[] | undefined) ?? []).map((h) => readPrincipal(h, "--ledger-host")),
   ];
   return { key: readKey(v["checkpoint-key"]), checkpoints: v.checkpoints, ledger: v.ledger, roots, hosts };

@@ -43,9 +43,17 @@ export function runPaths(storeRoot: string, id: Digest): RunPaths {
   };
 }
 
-/** What the info file says about the run's last sandbox on this host. */
+/** The key a run signs with on this host: its file (an absolute path) and its did:key. */
+export interface RunKeyRef {
+  readonly path: string;
+  readonly did: string;
+}
+
+/** What the info file says about the run on this host: its last sandbox's workspace, its key. */
 export interface RunInfo {
   readonly workspace: string;
+  /** The key the run was started with here, or the one a later `--key` named (runkey.ts). */
+  readonly key?: RunKeyRef;
 }
 
 /** writeInfo records the run's workspace on this host (durably: a later command may need it). */
@@ -57,8 +65,12 @@ export function writeInfo(p: RunPaths, info: RunInfo): void {
 export function readInfo(p: RunPaths): RunInfo | null {
   if (!existsSync(p.info)) return null;
   try {
-    const v = JSON.parse(readFileSync(p.info, "utf8")) as { workspace?: unknown };
-    return typeof v.workspace === "string" ? { workspace: v.workspace } : null;
+    const v = JSON.parse(readFileSync(p.info, "utf8")) as { workspace?: unknown; key?: unknown };
+    if (typeof v.workspace !== "string") return null;
+    const k = v.key as { path?: unknown; did?: unknown } | undefined;
+    const key =
+      typeof k?.path === "string" && typeof k.did === "string" ? { path: k.path, did: k.did } : null;
+    return { workspace: v.workspace, ...(key !== null ? { key } : {}) };
   } catch {
     return null;
   }
@@ -71,16 +83,27 @@ export function parseRunId(v: string | undefined): Digest {
   return v;
 }
 
+/** defaultKeyPath is where the store's own host key is kept: host-key.pem beside its folders. */
+export function defaultKeyPath(storeRoot: string): string {
+  return join(storeRoot, "host-key.pem");
+}
+
 /**
- * hostKeyOf reads `--key FILE`, or else the store's own host key (host-key.pem beside the store's
- * folders, mode 0600), made on first use: the key that signs this host's intervals of every run.
+ * hostKeyOf reads `--key FILE`, or else the store's own host key (defaultKeyPath, mode 0600),
+ * made only now that no key was given, and announced through `say` when it is made.
  */
-export function hostKeyOf(storeRoot: string, keyPath: string | undefined): KeyPair {
+export function hostKeyOf(
+  storeRoot: string,
+  keyPath: string | undefined,
+  say: (line: string) => void = () => undefined,
+): KeyPair {
   if (keyPath !== undefined) return readKey(keyPath);
-  const path = join(storeRoot, "host-key.pem");
+  const path = defaultKeyPath(storeRoot);
   if (existsSync(path)) return readKey(path);
   mkdirSync(dirname(path), { recursive: true });
-  return writeNewKey(path, join(storeRoot, "host-key.pub.pem"));
+  const kp = writeNewKey(path, join(storeRoot, "host-key.pub.pem"));
+  say(`made this store's host key ${path} (${kp.did}): it signs here whenever no --key is given`);
+  return kp;
 }
 
 /** runRecordPath: a record file as given, or, for a run id that is not a file, its file in the run store. */

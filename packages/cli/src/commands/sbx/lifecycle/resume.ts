@@ -17,7 +17,7 @@ import { restoreRun, snapshotRun, type RunStore } from "../../../runstore.ts";
 import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
-import { runPaths, writeInfo } from "./paths.ts";
+import { runPaths, writeInfo, type RunKeyRef } from "./paths.ts";
 import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { durableImageSandbox } from "./image.ts";
@@ -60,6 +60,8 @@ export interface RestoreInput {
   readonly store: RunStore;
   readonly id: Digest;
   readonly hostKey: KeyPair;
+  /** Where hostKey came from: remembered for the run's later commands on this host (runkey.ts). */
+  readonly keyRef: RunKeyRef;
   readonly cmd: readonly string[];
   readonly sandbox: Omit<SandboxOptions, "workspace">;
   readonly workspace?: string;
@@ -97,7 +99,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     const { offered, bytes } = await restoreOffered(r.store, ref, ws);
     // jcp §4.5, §4.7: a run under grants resumes only under its grant in force (granted-resume.ts).
     granted = await grantOfRun({ ...r, sandbox }, unit, rec, ws, (l) => io.err(`sbx: ${l}`));
-    writeInfo(paths, { workspace: ws });
+    writeInfo(paths, { workspace: ws, key: r.keyRef });
     const last = rec.segments[rec.segments.length - 1];
     const parkedAt = last?.kind === "suspended" ? last.at_ms : Date.now();
     const atMs = Math.max(Date.now(), parkedAt);

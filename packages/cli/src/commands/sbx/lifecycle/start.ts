@@ -11,7 +11,8 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
 import { openAnyRunStore } from "../../../runstore.ts";
-import { hostKeyOf, runPaths, writeInfo } from "./paths.ts";
+import { runPaths, writeInfo } from "./paths.ts";
+import { startKeyOf } from "./runkey.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
@@ -50,10 +51,13 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   const bad = NOT_DURABLE.filter((k) => d.values[k] !== undefined);
   if (bad.length > 0) throw new UsageError(`a durable run does not take --${bad.join(", --")}`);
   if (d.sandbox === null) throw new UsageError("a durable run runs in a sandbox");
+  const say = (l: string) => io.err(`sbx: ${l}`);
+  const given = d.values.key as string | undefined;
+  const store = await openAnyRunStore(d.values.store as string | undefined, true);
+  // Chosen (and a store key made, announced) here, so a detached run says it on this terminal.
+  const { key: hostKey, ref: keyRef } = startKeyOf(store.root, given, say);
   if (d.values.detach === true)
     return spawnDetached(d.values.store as string | undefined, ["run", ...d.args], io);
-  const store = await openAnyRunStore(d.values.store as string | undefined, true);
-  const hostKey = hostKeyOf(store.root, d.values.key as string | undefined);
   await storeRunManifest(store, d.pinned ?? null);
   const sat = await checkEnvironment(store, d.manifest, hostOffer(store.root));
   if (!sat.ok)
@@ -88,9 +92,8 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
   const id = await store.createRecord(uid, grantsId);
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
-  writeInfo(paths, { workspace: imageSandbox.workspace });
+  writeInfo(paths, { workspace: imageSandbox.workspace, key: keyRef });
   let sup: Supervisor;
-  const say = (l: string) => io.err(`sbx: ${l}`);
   try {
     const sandbox = grant ? await grant.open() : imageSandbox;
     sup = await Supervisor.start({
