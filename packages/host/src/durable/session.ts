@@ -18,7 +18,7 @@ import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
-import { digestFile, resolveInSandbox } from "../run/program.ts";
+import { digestFile, programInSandbox } from "../run/program.ts";
 import { StreamRecorder } from "../run/stdio.ts";
 import { journalWrites, scanFiles } from "../run/files.ts";
 import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type FreezeTarget } from "./freezer.ts";
@@ -101,13 +101,11 @@ export class LiveSandbox {
 
   /**
    * LiveSandbox.start starts `argv` in a new sandbox (§5) and opens its first interval. Refuses what
-   * startSandbox refuses, a program not found in the sandbox (`SandboxFailed`), and a host that can
+   * startSandbox refuses, a program not found in the sandbox (`ProgramNotFound`), and a host that can
    * freeze no cgroup (`FreezeFailed`), before anything is recorded.
    */
   static async start(o: LiveOptions): Promise<LiveSandbox> {
-    const prog = resolveInSandbox(o.argv[0] ?? "", o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
-    if ("error" in prog)
-      throw new HostError("SandboxFailed", `cannot start ${o.argv[0] ?? ""}: ${prog.error}`);
+    const prog = { path: programInSandbox(o.argv[0] ?? "", o.sandbox) };
     const before = scanFiles(o.sandbox.workspace);
     const gated = o.execPolicy !== undefined;
     const sb = startSandbox(o.argv, gated ? { ...o.sandbox, gated } : o.sandbox, "ignore");

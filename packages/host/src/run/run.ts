@@ -29,7 +29,7 @@ import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
 import { startSandbox, type Provided, type Sandbox, type SandboxOptions } from "../sandbox/sandbox.ts";
-import { digestFile, resolveInSandbox, resolveProgram, type Resolved } from "./program.ts";
+import { digestFile, programInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
 import { createFilesAt } from "../fsat/index.ts";
 import { journalWrites, scanFiles } from "./files.ts";
@@ -188,10 +188,8 @@ export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   const unit = unitOf(o);
   const journal = new Journal();
   if (o.sandbox) {
-    const prog = resolveInSandbox(o.argv[0]!, o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
-    const run =
-      "error" in prog ? notStarted(prog.error) : await executeSandboxed(o, o.sandbox, journal, prog);
-    return seal(o, journal, run, unit);
+    const prog = { path: programInSandbox(o.argv[0]!, o.sandbox) };
+    return seal(o, journal, await executeSandboxed(o, o.sandbox, journal, prog), unit);
   }
   const cwd = o.cwd ?? process.cwd();
   const env = o.env ?? process.env;
