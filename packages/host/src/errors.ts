@@ -24,6 +24,8 @@ export type HostErrorCode =
   | "SandboxFailed"
   // §8.2 argv[0] names no executable file in the sandbox's own view (its image, its workspace)
   | "ProgramNotFound"
+  // §14.9.6 the sandbox was not built from what the attested manifest pins: nothing is signed
+  | "SandboxMismatch"
   | "LimitUnavailable"
   | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers

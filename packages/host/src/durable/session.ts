@@ -18,6 +18,7 @@ import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
+import { checkBuiltFrom } from "../run/built.ts";
 import { digestFile, programInSandbox } from "../run/program.ts";
 import { StreamRecorder } from "../run/stdio.ts";
 import { journalWrites, scanFiles } from "../run/files.ts";
@@ -33,6 +34,8 @@ export interface LiveOptions {
   readonly unitId: Digest;
   readonly grantsId: Digest;
   readonly manifest: Digest;
+  /** The image `manifest` pins (sha256 hex; null: none): every interval is checked against it (run/built.ts). */
+  readonly pinnedImage: string | null;
   readonly policy: Digest;
   readonly hostKey: KeyPair;
   readonly sandbox: SandboxOptions;
@@ -284,6 +287,7 @@ export class LiveSandbox {
       level,
       run_head: head,
     };
+    checkBuiltFrom(this.#sb.provided, this.#o.pinnedImage);
     const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
     return {
       attestation,

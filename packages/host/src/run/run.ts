@@ -29,6 +29,7 @@ import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
 import { startSandbox, type Provided, type Sandbox, type SandboxOptions } from "../sandbox/sandbox.ts";
+import { checkBuiltFrom } from "./built.ts";
 import { digestFile, programInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
 import { createFilesAt } from "../fsat/index.ts";
@@ -54,6 +55,11 @@ export interface RunUnitOptions {
   readonly grantsId: Digest;
   /** Address of the environment manifest (§14) the unit runs under. */
   readonly manifest: Digest;
+  /**
+   * The image the manifest `manifest` pins (sha256 hex), or null when it pins none: a sandboxed run
+   * is signed only when its sandbox was built from exactly that (built.ts, `SandboxMismatch`).
+   */
+  readonly pinnedImage?: string | null;
   /** Address of the exec policy (§5.5) in force. */
   readonly policy: Digest;
   /**
@@ -513,6 +519,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown): RunUnitResult {
+  if (o.pinnedImage !== undefined) checkBuiltFrom(run.provided, o.pinnedImage);
   const chain = o.energyChain ?? startEnergyChain(o.unitId, o.grantsId);
   const receipt = makeReceipt(chain, run.reading, o.hostKey, o.extraComponents);
   const receiptAddress = envelopeAddress(receipt.envelope);

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
+import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeFilesAt } from "@sbx/host/fsat";
@@ -340,6 +341,12 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         unit,
         grantsId: grant?.grantsId ?? grantsId,
         manifest,
+        // §14.9.6 What the attested manifest pins, from the manifest itself (a bare address: unknown).
+        ...(fromFile
+          ? { pinnedImage: parsePinnedImage(fromFile.environment.image)?.sha256 ?? null }
+          : manifest === NONE
+            ? { pinnedImage: null }
+            : {}),
         policy: ruled?.policy ?? policy,
         ...(ruled ? { execPolicy: ruled.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),
