@@ -188,3 +188,40 @@ test("a program the image lacks is refused naming the paths searched, never run 
   );
   assert.doesNotMatch(r.out + r.err, /unsandboxed|S0/);
 });
+
+test("a warm pool on the image: the claimed item runs the image's program as the manifest's user", async () => {
+  const manifest = await pinnedManifest();
+  const pool = join(dir, "pool");
+  const c = await sbx([
+    "pool",
+    "create",
+    pool,
+    "--manifest",
+    manifest,
+    "-n",
+    "2",
+    "--images",
+    store,
+    "--store",
+    join(dir, "runs"),
+  ]);
+  try {
+    assert.equal(c.code, 0, c.err);
+    const r = await sbx(["pool", "claim", pool, "--store", join(dir, "runs"), "--", "sbx-image-only"]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^image-only agent \/workspace 3$/m);
+    // The second item's record says it was built on the host's /usr: its claim is not signed.
+    const info = join(pool, "items", "item-0001", "sandbox.json");
+    const parked = JSON.parse(readFileSync(info, "utf8")) as { provided: { image: string | null } };
+    assert.match(parked.provided.image ?? "", /^[0-9a-f]{64}$/);
+    writeFileSync(info, JSON.stringify({ ...parked, provided: { ...parked.provided, image: null } }));
+    const refused = await sbx(["pool", "claim", pool, "--store", join(dir, "runs"), "--", "true"]);
+    assert.equal(refused.code, 1, refused.err);
+    assert.match(
+      refused.err,
+      /SandboxMismatch: the sandbox was built from the host's \/usr \(no image\), but the manifest .* pins image sha256:/,
+    );
+  } finally {
+    await sbx(["pool", "destroy", pool, "--store", join(dir, "runs")]);
+  }
+});
