@@ -46,6 +46,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { byteSizeOpt } from "../../bytesize.ts";
 import { poolsDir, poolStoreDir, withPoolLedger } from "../../poolstore.ts";
 import { hostKeyOf } from "./lifecycle/paths.ts";
 import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
@@ -202,7 +203,7 @@ ${EXITS}`,
     const cpus = values.cpus;
     if (cpus !== undefined && (!/^\d{1,4}(\.\d{1,3})?$/.test(cpus) || Number(cpus) < 0.01))
       throw new UsageError("--cpus must be a number such as 1 or 0.5 (at least 0.01)");
-    const memory = limitInt(values.memory, "memory", 1 << 20);
+    const memory = byteSizeOpt(values.memory, "memory", 1 << 20);
     const pids = limitInt(values.pids, "pids", 1);
     const limits = {
       ...(memory !== undefined ? { memoryBytes: memory } : {}),
