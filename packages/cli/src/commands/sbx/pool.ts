@@ -94,9 +94,13 @@ function parkedOn(
   if (base.user !== undefined)
     throw new UsageError("--manifest FILE with an image names the user: no --user");
   const r = withManifestImage({ workspace: "", limits: base.limits }, m, images, store);
-  const { workspace: _ws, image: _image, ...spec } = r.sandbox;
+  const s = r.sandbox;
   return {
-    ...spec,
+    ...(s.limits ? { limits: s.limits } : {}),
+    ...(s.user !== undefined ? { user: s.user } : {}),
+    ...(s.env ? { env: s.env } : {}),
+    ...(s.workspaceFolder !== undefined ? { workspaceFolder: s.workspaceFolder } : {}),
+    ...(s.workspaceBytes !== undefined ? { workspaceBytes: s.workspaceBytes } : {}),
     imageRootfs: { rootfs: r.rootfs.dir, tree: r.rootfs.tree, hex: r.rootfs.manifestHex },
   };
 }
