@@ -5,7 +5,8 @@ import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../com
 import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
 import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
-import { hostKeyOf, parseRunId, runPaths } from "./lifecycle/paths.ts";
+import { hostKeyOf, runPaths } from "./lifecycle/paths.ts";
+import { resolveStoreRun } from "../../runref.ts";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
@@ -49,9 +50,9 @@ exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunB
       store: { type: "string" },
       ...CHECKPOINT_OPTIONS,
     });
-    const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, positionals[0]);
     const cp = checkpointRequest(values, hostKeyOf(store.root, undefined).did);
     const release = values.release === true;
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
@@ -101,9 +102,9 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     const dash = args.indexOf("--");
     const cmd = dash < 0 ? [] : args.slice(dash + 1);
     const own = dash < 0 ? positionals : positionals.slice(0, positionals.length - cmd.length);
-    const id = parseRunId(own[0]);
     if (own.length > 1) throw new UsageError("sbx resume takes one run id; the command goes after --");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, own[0]);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "resume" });
     if (asked !== undefined) {
       if (cmd.length > 0)
@@ -145,12 +146,12 @@ exit: 0 closed, 1 refused (RecordClosed, RunBusy…), 2 usage error`,
       outcome: { type: "string" },
       store: { type: "string" },
     });
-    const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx close takes one run id");
     const o = values.outcome ?? null;
     if (o !== null && !["completed", "failed", "abandoned"].includes(o))
       throw new UsageError("--outcome must be completed, failed or abandoned");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, positionals[0]);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "close", outcome: o });
     show(io, "closed", asked?.result ?? (await closeDirect(store, id, o)));
     return EXIT.ok;
