@@ -2,7 +2,14 @@
 // the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
 import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { applyEdits, modify, parseTree, findNodeAtLocation } from "jsonc-parser";
+import {
+  applyEdits,
+  findNodeAtLocation,
+  modify,
+  parseTree,
+  printParseErrorCode,
+  type ParseError,
+} from "jsonc-parser";
 import { isSandboxAttestError, ingestManifest, parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { isHostError } from "@sbx/host";
 import {
@@ -101,6 +108,23 @@ exit: 0 listed, 1 no image store there, 2 usage error`,
   },
 };
 
+/**
+ * jsoncTree parses a devcontainer.json (JSONC: comments and trailing commas) for `sbx manifest pin`;
+ * a syntax error is a usage error naming FILE:LINE:COLUMN, before anything is looked up or written.
+ */
+function jsoncTree(src: string, text: string): ReturnType<typeof parseTree> {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const e = errors[0];
+  if (e === undefined) return tree;
+  const before = text.slice(0, e.offset).split("\n");
+  const line = before.length;
+  const col = (before[before.length - 1] ?? "").length + 1;
+  throw new UsageError(
+    `${src}:${String(line)}:${String(col)}: ${printParseErrorCode(e.error)}: nothing written`,
+  );
+}
+
 const pinCmd: Command = {
   name: "manifest pin",
   summary: "write a copy of a devcontainer.json whose image is pinned to the digest in the image store",
@@ -126,9 +150,10 @@ exit: 0 written, 1 the image is not in the store, 2 usage error or unreadable fi
     const text = readInput(src, "devcontainer.json", MAX_JSON_BYTES)
       .toString("utf8")
       .replace(/^\uFEFF/, "");
-    const node = findNodeAtLocation(parseTree(text) ?? ({ type: "null", offset: 0, length: 0 } as never), [
-      "image",
-    ]);
+    const node = findNodeAtLocation(
+      jsoncTree(src, text) ?? ({ type: "null", offset: 0, length: 0 } as never),
+      ["image"],
+    );
     const named = values.image ?? (typeof node?.value === "string" ? node.value : undefined);
     if (named === undefined) throw new UsageError(`${src} names no image: give one with --image NAME[:TAG]`);
     let ref;
