@@ -8,6 +8,17 @@ import type { DemoContext } from "./demo/context.ts";
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), "demo");
 const only = process.argv.slice(2);
+const parts = readdirSync(dir)
+  .filter((f) => /^\d\d-.*\.ts$/.test(f))
+  .sort();
+// A part asked for that no file is: a usage error (exit 2), naming the parts there are.
+const unknown = only.filter((o) => !parts.some((f) => f.includes(o)));
+if (unknown.length > 0) {
+  console.error(
+    `demo: no part ${unknown.join(", ")}; the parts are ${parts.map((f) => f.slice(0, 2)).join(", ")}`,
+  );
+  process.exit(2);
+}
 const work = mkdtempSync(join(tmpdir(), "sbx-demo-"));
 const ctx: DemoContext = {
   work,
@@ -16,8 +27,8 @@ const ctx: DemoContext = {
 };
 let failed = false;
 try {
-  for (const f of readdirSync(dir).sort()) {
-    if (!/^\d\d-.*\.ts$/.test(f) || (only.length && !only.some((o) => f.includes(o)))) continue;
+  for (const f of parts) {
+    if (only.length && !only.some((o) => f.includes(o))) continue;
     const part = (await import(pathToFileURL(join(dir, f)).href)) as {
       default: (c: DemoContext) => Promise<void>;
     };

@@ -114,6 +114,7 @@ const UNUSABLE_HOST = new Set([
   "StoreUnreachable",
   "RunNotFound",
   "RunAmbiguous",
+  "ImageUnnamed",
 ]);
 
 /** A Node system error: errno code, the call that failed, and usually the path. */

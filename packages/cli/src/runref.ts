@@ -10,6 +10,17 @@ export function resolveRun(store: FileStore, ref: string | undefined): Digest {
   return resolveRunIn(store.recordIds(), ref, `store ${store.root}`);
 }
 
+/**
+ * resolveStoreRun is resolveRun over any run store (a folder, or PostgreSQL's records): the one rule
+ * of `sbx suspend`, `resume` and `close` as of `sbx show` and `export`.
+ */
+export async function resolveStoreRun(
+  store: { recordIds(): Digest[] | Promise<Digest[]>; readonly root: string },
+  ref: string | undefined,
+): Promise<Digest> {
+  return resolveRunIn(await store.recordIds(), ref, `store ${store.root}`);
+}
+
 /** resolveRunIn is resolveRun over a list of run ids (the runs of `where`). */
 export function resolveRunIn(ids: readonly Digest[], ref: string | undefined, where: string): Digest {
   if (ref === undefined || ref === "")

@@ -74,8 +74,8 @@ test("image import prints name@sha256 of the manifest; an unnamed layout needs -
   ]);
   assert.equal(again.out, `sbx.test/busybox@sha256:${img.manifestHex}`);
   const unnamed = await sbx(["image", "import", join(dir, "layout"), "--images", store]);
-  assert.equal(unnamed.code, 1);
-  assert.match(unnamed.err, /ImageInvalid/);
+  assert.equal(unnamed.code, 2, "no name is a flag missing, not a malformed image");
+  assert.match(unnamed.err, /ImageUnnamed: the image carries no name: name it with --name NAME\[:TAG\]/);
   const d = await sbx(["image", "import", join(dir, "docker.tar"), "--images", store, "--json"]);
   assert.equal(d.code, 0, d.err);
   const rows = JSON.parse(d.out) as { name: string; tag: string; reference: string }[];

@@ -22,6 +22,10 @@ export type HostErrorCode =
   // §5 the sandbox: not buildable here, a limit no hierarchy applies, a cgroup that outlives its kill
   | "SandboxUnavailable"
   | "SandboxFailed"
+  // §8.2 argv[0] names no executable file in the sandbox's own view (its image, its workspace)
+  | "ProgramNotFound"
+  // §14.9.6 the sandbox was not built from what the attested manifest pins: nothing is signed
+  | "SandboxMismatch"
   | "LimitUnavailable"
   | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers
@@ -47,6 +51,7 @@ export type HostErrorCode =
   | "LogBroken"
   // §14.9 images: the store, import, layers unpacked into a rootfs, and the checks a run or resume makes
   | "ImageInvalid"
+  | "ImageUnnamed"
   | "ImageNotInStore"
   | "ImageDigestMismatch"
   | "ImageStoreUnusable"

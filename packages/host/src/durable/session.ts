@@ -18,7 +18,8 @@ import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
-import { digestFile, resolveInSandbox } from "../run/program.ts";
+import { checkBuiltFrom } from "../run/built.ts";
+import { digestFile, programInSandbox } from "../run/program.ts";
 import { StreamRecorder } from "../run/stdio.ts";
 import { journalWrites, scanFiles } from "../run/files.ts";
 import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type FreezeTarget } from "./freezer.ts";
@@ -33,6 +34,8 @@ export interface LiveOptions {
   readonly unitId: Digest;
   readonly grantsId: Digest;
   readonly manifest: Digest;
+  /** The image `manifest` pins (sha256 hex; null: none): every interval is checked against it (run/built.ts). */
+  readonly pinnedImage: string | null;
   readonly policy: Digest;
   readonly hostKey: KeyPair;
   readonly sandbox: SandboxOptions;
@@ -101,13 +104,11 @@ export class LiveSandbox {
 
   /**
    * LiveSandbox.start starts `argv` in a new sandbox (§5) and opens its first interval. Refuses what
-   * startSandbox refuses, a program not found in the sandbox (`SandboxFailed`), and a host that can
+   * startSandbox refuses, a program not found in the sandbox (`ProgramNotFound`), and a host that can
    * freeze no cgroup (`FreezeFailed`), before anything is recorded.
    */
   static async start(o: LiveOptions): Promise<LiveSandbox> {
-    const prog = resolveInSandbox(o.argv[0] ?? "", o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
-    if ("error" in prog)
-      throw new HostError("SandboxFailed", `cannot start ${o.argv[0] ?? ""}: ${prog.error}`);
+    const prog = { path: programInSandbox(o.argv[0] ?? "", o.sandbox) };
     const before = scanFiles(o.sandbox.workspace);
     const gated = o.execPolicy !== undefined;
     const sb = startSandbox(o.argv, gated ? { ...o.sandbox, gated } : o.sandbox, "ignore");
@@ -286,6 +287,7 @@ export class LiveSandbox {
       level,
       run_head: head,
     };
+    checkBuiltFrom(this.#sb.provided, this.#o.pinnedImage);
     const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
     return {
       attestation,

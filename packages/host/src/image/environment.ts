@@ -138,7 +138,7 @@ export function imageRunOptions(
   return {
     rootfs,
     sandbox: {
-      image: imageSystem(rootfs.dir, rootfs.tree),
+      image: imageSystem(rootfs.dir, rootfs.tree, rootfs.manifestHex),
       env: imageEnv(rootfs.config.env, env.env),
       user,
       workspaceFolder: env.workspace_folder,

@@ -126,14 +126,30 @@ function platformManifest(store: ImageStore, src: Source, d: Descriptor): Descri
   return m;
 }
 
-function nameOf(given: ImageRef | null, refName: string | null): ImageRef {
-  if (given !== null) return given;
-  if (refName === null || !/[/:]/.test(refName))
-    throw new HostError("ImageInvalid", "the image carries no name: name it with --name NAME[:TAG]");
+/** A name given to importImage: the reference, and whether it wrote a tag. */
+interface GivenName {
+  readonly ref: ImageRef;
+  readonly tagged: boolean;
+}
+
+// §14.9.1 The name an image is stored under: the given one; a given repository without a tag takes
+// the tag an OCI index names when that is a bare tag (what umoci and skopeo write); else the input's
+// full name. None is `ImageUnnamed`, naming the flag that is missing.
+function nameOf(given: GivenName | null, refName: string | null): ImageRef {
+  const bareTag = refName !== null && !/[/:]/.test(refName) ? refName : null;
+  if (given !== null)
+    return !given.tagged && bareTag !== null ? parseRef(`${given.ref.name}:${bareTag}`) : given.ref;
+  if (bareTag !== null)
+    throw new HostError(
+      "ImageUnnamed",
+      `the image names only the tag ${bareTag}: give its repository with --name NAME (stored as NAME:${bareTag})`,
+    );
+  if (refName === null)
+    throw new HostError("ImageUnnamed", "the image carries no name: name it with --name NAME[:TAG]");
   return parseRef(refName);
 }
 
-function importLayout(store: ImageStore, src: Source, name: ImageRef | null): StoredImage[] {
+function importLayout(store: ImageStore, src: Source, name: GivenName | null): StoredImage[] {
   const top = parseIndex(readSmall(src, "index.json", "index.json"), "index.json");
   const out: StoredImage[] = [];
   for (const d of top) {
@@ -157,7 +173,7 @@ function importDockerImage(
   store: ImageStore,
   src: Source,
   item: Json | undefined,
-  name: ImageRef | null,
+  name: GivenName | null,
 ): StoredImage {
   const o = item !== null && typeof item === "object" && !Array.isArray(item) ? item : null;
   const configPath = typeof o?.Config === "string" ? o.Config : null;
@@ -201,7 +217,7 @@ function importDockerImage(
   return { ...ref, hex };
 }
 
-function importDockerSave(store: ImageStore, src: Source, name: ImageRef | null): StoredImage[] {
+function importDockerSave(store: ImageStore, src: Source, name: GivenName | null): StoredImage[] {
   const bytes = readSmall(src, "manifest.json", "manifest.json");
   let list: Json;
   try {
@@ -216,15 +232,21 @@ function importDockerSave(store: ImageStore, src: Source, name: ImageRef | null)
   return list.map((item) => importDockerImage(store, src, item, name));
 }
 
+/** hasTag says whether a reference `name[:tag]` writes its tag. */
+function hasTag(name: string): boolean {
+  return name.lastIndexOf(":") > name.lastIndexOf("/");
+}
+
 /**
  * importImage (§14.9) imports every image of `path` (an OCI layout directory, an OCI archive, or a
  * docker-save archive) into `store` and returns them by name and manifest digest. `name` names the
- * image where the input does not (or overrides it). Refuses: `ImageInvalid` (not one of the three
- * forms, a malformed index, manifest or config, a missing blob, no name), `ImageDigestMismatch` (a
+ * image where the input does not (or overrides it; a `name` without a tag takes the bare tag an OCI
+ * index names). Refuses: `ImageUnnamed` (no name, or only a tag: the flag to give is named),
+ * `ImageInvalid` (not one of the three forms, a malformed index, manifest or config, a missing blob), `ImageDigestMismatch` (a
  * blob whose bytes do not hash to its digest). Nothing is named before all its blobs are in.
  */
 export function importImage(store: ImageStore, path: string, name?: string): StoredImage[] {
-  const ref = name === undefined ? null : parseRef(name);
+  const ref = name === undefined ? null : { ref: parseRef(name), tagged: hasTag(name) };
   if (statSync(path).isDirectory()) {
     const src = dirSource(path);
     if (src.file("oci-layout") === null)

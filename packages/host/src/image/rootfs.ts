@@ -148,7 +148,7 @@ export function ensureRootfs(store: ImageStore, hex: string): Rootfs {
   mkdirSync(tmp, { mode: 0o700 });
   let stats: UnpackStats;
   try {
-    stats = unpackLayers(store, manifest.layers, tmp);
+    stats = unpackLayers(store, manifest.layers, tmp, hex);
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;

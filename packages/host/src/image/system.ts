@@ -6,6 +6,7 @@
 import {
   chmodSync,
   cpSync,
+  mkdirSync,
   lstatSync,
   mkdtempSync,
   readdirSync,
@@ -26,6 +27,8 @@ const MAX_ID_FILE = 1 << 20;
 export interface ImageSystem {
   /** The host directory of the verified rootfs. */
   readonly rootfs: string;
+  /** The sha256 hex of the image manifest the rootfs was unpacked from (what the sandbox is built from). */
+  readonly hex: string;
   /** The system entries, with bind sources under `mount` (where the rootfs is reachable). */
   entries(mount: string): SystemEntry[];
   /** A host directory holding the /etc the sandbox binds, for this user. */
@@ -79,8 +82,9 @@ function merge(image: readonly string[], generated: string, idField: number): st
  * users, and hosts, hostname and resolv.conf generated (each removed first, so a link the image put
  * there is replaced, never written through).
  */
-export function imageEtc(rootfs: string, user: SandboxUser, hostname: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "sbx-image-etc-"));
+export function imageEtc(rootfs: string, user: SandboxUser, hostname: string, into?: string): string {
+  const dir = into ?? mkdtempSync(join(tmpdir(), "sbx-image-etc-"));
+  if (into !== undefined) mkdirSync(into, { mode: 0o700 });
   const src = join(rootfs, "etc");
   let isDir = false;
   try {
@@ -107,12 +111,13 @@ const etcCache = new Map<string, string>();
 let exitHook = false;
 
 /**
- * imageSystem (§14.9) is the ImageSystem of a verified rootfs (`tree`: its digest); each /etc is made
- * once per process for each tree and user.
+ * imageSystem (§14.9) is the ImageSystem of a verified rootfs (`tree`: its digest) of image `hex`;
+ * each /etc is made once per process for each tree and user.
  */
-export function imageSystem(rootfs: string, tree: string): ImageSystem {
+export function imageSystem(rootfs: string, tree: string, hex: string): ImageSystem {
   return {
     rootfs,
+    hex,
     entries: (mount) => rootfsEntries(rootfs, mount),
     etc(user, hostname) {
       const key = JSON.stringify([rootfs, tree, user, hostname]);

@@ -6,8 +6,10 @@
 // unpack itself. Refused with a code: an absolute name (`LayerAbsolutePath`); a `..` component or a
 // parent that is a link (`LayerPathEscapes`); a symbolic link whose relative target climbs above
 // the root, or a hard link to a name outside the root or to nothing unpacked (`LayerLinkEscapes`);
-// a device node or FIFO (`LayerDeviceNode`). Setuid and setgid bits are stripped (the sandbox sets
-// no_new_privs anyway; §14.9 says so). Every file is owned by the host's root; the tar's owners are
+// a FIFO (`LayerDeviceNode`). Character and block devices are skipped and listed (every distribution
+// rootfs carries /dev/console and the like; the sandbox's /dev is its own, and a node made anywhere
+// else could only open a host device), as setuid and setgid bits are stripped (the sandbox sets
+// no_new_privs anyway; §14.9.3 says so). Every file is owned by the host's root; the tar's owners are
 // not applied.
 import {
   chmodSync,
@@ -35,6 +37,8 @@ export interface UnpackStats {
   whiteouts: number;
   /** Files whose setuid or setgid bit was stripped. */
   stripped: number;
+  /** Character and block devices skipped, by entry name (layer order). */
+  skipped: string[];
 }
 
 const WH = ".wh.";
@@ -70,7 +74,9 @@ export function linkEscapes(dirParts: readonly string[], target: string): boolea
 }
 
 class Unpacker {
-  readonly stats: UnpackStats = { entries: 0, whiteouts: 0, stripped: 0 };
+  readonly stats: UnpackStats = { entries: 0, whiteouts: 0, stripped: 0, skipped: [] };
+  /** The layer being applied, as its refusals name it. */
+  layer = "";
   /** Directory modes, applied at the end (a read-only directory could not be filled). */
   private readonly dirModes = new Map<string, number>();
 
@@ -154,8 +160,10 @@ class Unpacker {
         return null;
       case "CharacterDevice":
       case "BlockDevice":
+        this.stats.skipped.push(e.path);
+        return null;
       case "FIFO":
-        throw new HostError("LayerDeviceNode", `layer entry ${e.path} is a ${e.type}`);
+        throw new HostError("LayerDeviceNode", `${this.layer}: entry ${e.path} is a ${e.type}`);
       default:
         throw new HostError("ImageInvalid", `layer entry ${e.path} has the unsupported type ${e.type}`);
     }
@@ -207,12 +215,19 @@ class Unpacker {
  * unpackLayers (§14.9) unpacks `layers` (lowest first) from `store` into the empty directory `dest`.
  * Refuses: `ImageNotInStore` (a layer missing), `ImageDigestMismatch` (a layer's bytes are not its
  * digest: hashed before anything of it is applied),
- * `LayerAbsolutePath`, `LayerPathEscapes`, `LayerLinkEscapes`, `LayerDeviceNode`, `ImageInvalid`.
+ * `LayerAbsolutePath`, `LayerPathEscapes`, `LayerLinkEscapes`, `LayerDeviceNode` (a FIFO, naming the
+ * image `image` and the layer), `ImageInvalid`. Character and block devices are skipped and listed.
  * On a refusal `dest` holds a partial tree the caller removes.
  */
-export function unpackLayers(store: ImageStore, layers: readonly Descriptor[], dest: string): UnpackStats {
+export function unpackLayers(
+  store: ImageStore,
+  layers: readonly Descriptor[],
+  dest: string,
+  image = "",
+): UnpackStats {
   const u = new Unpacker(dest);
   for (const l of layers) {
+    u.layer = `${image === "" ? "" : `image sha256:${image} `}layer sha256:${l.hex}`;
     const path = store.blobPath(l.hex);
     if (lstatOrNull(path) === null)
       throw new HostError("ImageNotInStore", `layer sha256:${l.hex} is not in the store`);

@@ -31,8 +31,10 @@ export {
   parkedAlive,
   parkedFrozen,
   readParked,
+  parkedSandboxOptions,
   destroyParked,
   quoteArgv,
   CLAIM_DIR,
 } from "./parked.ts";
-export type { ClaimedSandbox, ParkedInfo, ParkOptions } from "./parked.ts";
+export type { ClaimedSandbox, ParkedImage, ParkedInfo, ParkOptions } from "./parked.ts";
+export { poolPinnedImage, writePoolEnvironment } from "./environment.ts";

@@ -45,15 +45,18 @@ import {
   makeRunCgroup,
   providedFacts,
   resolveSpec,
+  SANDBOX_HOSTNAME,
   systemContents,
   type SandboxSpec,
 } from "../sandbox/plan.ts";
+import { imageEtc, imageSystem, rootfsEntries } from "../image/system.ts";
 import {
   reachable,
   sandboxUnavailableReason,
   type Provided,
   type Sandbox,
   type SandboxExit,
+  type SandboxOptions,
 } from "../sandbox/sandbox.ts";
 import type { SandboxUser } from "../sandbox/system.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
@@ -107,10 +110,22 @@ export function quoteArgv(argv: readonly string[]): string {
     .join(" ");
 }
 
+/** An image's verified rootfs (§14.9.4) that a parked sandbox's system is built from. */
+export interface ParkedImage {
+  /** The host directory of the verified rootfs. */
+  readonly rootfs: string;
+  /** Its tree digest (`sha256:<hex>`). */
+  readonly tree: string;
+  /** The image manifest's sha256 hex. */
+  readonly hex: string;
+}
+
 /** How a parked sandbox is built: the manifest's part of a run's sandbox (../sandbox/plan.ts). */
 export interface ParkOptions extends SandboxSpec {
   /** How long the sandbox may take to say "up" (default 10 s). */
   readonly readyMs?: number;
+  /** §14.9.5 The system is this image's rootfs, as `sbx run --manifest` builds it (else the host's /usr). */
+  readonly imageRootfs?: ParkedImage;
 }
 
 /** What an item's sandbox.json records of its parked sandbox. */
@@ -125,6 +140,10 @@ export interface ParkedInfo {
   /** The folder holding this sandbox's generated /etc and seccomp program (systemFiles). */
   readonly system: string;
   readonly provided: Provided;
+  /** Every variable set inside (resolveSpec: PATH, HOME, USER, LANG, the manifest's and image's). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The image whose rootfs is the system; absent: the host's /usr. */
+  readonly image?: ParkedImage;
   readonly parked_ms: number;
   /** The cgroup's CPU µs already accounted (at parking, then at each accrual). */
   cpu_us: string;
@@ -242,6 +261,7 @@ export async function parkSandbox(
       mkdirSync(mnt, { mode: 0o755 });
       chmodSync(mnt, 0o755);
     }
+    const view = o.imageRootfs ? imageView(o.imageRootfs, r.user, hostUid, sys.dir) : null;
     faultPoint("pool-park:files-made");
     const made = makeRunCgroup(r.limits);
     cg = made.cgroup;
@@ -255,8 +275,10 @@ export async function parkSandbox(
       cgroups: cg.dirs,
       seccompFile: sys.seccomp,
       workspace: p.workspace,
-      etc: sys.etc,
+      etc: view?.etc ?? sys.etc,
       mountpoint: mnt,
+      ...(view ? { system: view.system } : {}),
+      ...(view?.rootfs ? { rootfs: view.rootfs } : {}),
     });
     if (argv[0] !== LAUNCH_PATH) throw new RangeError("launcherArgv: unexpected program");
     const ready = openSync(c.ready, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -320,7 +342,9 @@ export async function parkSandbox(
       unit_pid: unitPid,
       mountpoint: mnt,
       system: sys.dir,
-      provided: providedFacts(r),
+      provided: providedFacts(r, o.imageRootfs ? { image: o.imageRootfs.hex } : {}),
+      env: r.env,
+      ...(o.imageRootfs ? { image: o.imageRootfs } : {}),
       parked_ms: Date.now(),
       cpu_us: readCgroupCpuUs(made.meter).toString(),
     };
@@ -335,6 +359,36 @@ export async function parkSandbox(
   } finally {
     for (const fd of fds) closeSync(fd);
   }
+}
+
+/**
+ * imageView (§14.9.5) is the system of a parked sandbox on `image`, kept in the item's system folder
+ * `dir` (it outlives this process, as the generated /etc does): the image's /etc for `user`, its
+ * top-level entries, and an empty mount point for the rootfs when the sandbox's uid cannot reach it.
+ */
+function imageView(image: ParkedImage, user: SandboxUser, uid: number, dir: string) {
+  const etc = imageEtc(image.rootfs, user, SANDBOX_HOSTNAME, join(dir, "image-etc"));
+  chmodSync(etc, 0o755);
+  let rootfs: { source: string; mountpoint: string } | undefined;
+  if (!reachable(image.rootfs, uid)) {
+    rootfs = { source: image.rootfs, mountpoint: join(dir, "rootfs") };
+    mkdirSync(rootfs.mountpoint, { mode: 0o755 });
+  }
+  return { etc, rootfs, system: rootfsEntries(image.rootfs, rootfs?.mountpoint ?? image.rootfs) };
+}
+
+/**
+ * parkedSandboxOptions (§15.4, §8.2) are the options of the sandbox a parked item was built as (its
+ * workspace, folder, user, env and system), so a claim resolves argv[0] in the sandbox it runs in.
+ */
+export function parkedSandboxOptions(itemDir: string, info: ParkedInfo): SandboxOptions {
+  return {
+    workspace: parkedPaths(itemDir).workspace,
+    workspaceFolder: info.provided.workspaceFolder,
+    user: info.provided.user.name,
+    ...(info.env ? { env: info.env } : {}),
+    ...(info.image ? { image: imageSystem(info.image.rootfs, info.image.tree, info.image.hex) } : {}),
+  };
 }
 
 /** holds: whether process `pid` has a descriptor open on the file `f` (same device and inode). */

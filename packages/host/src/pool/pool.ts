@@ -6,6 +6,8 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
+import type { ManifestEnvironment } from "@sbx/sandbox-attest/manifest";
+import { writePoolEnvironment } from "./environment.ts";
 import {
   appendEntry,
   claimBody,
@@ -74,6 +76,8 @@ export interface CreatePoolOptions {
    * workspace plus stopped idle process.
    */
   readonly parked?: ParkOptions;
+  /** The manifest's environment (address `manifest`), kept for claims to check against (environment.ts). */
+  readonly environment?: ManifestEnvironment;
   readonly now?: () => number;
   /** Where the ledger is kept (ledger.ts); default the pool's log folder. */
   readonly ledger?: PoolLedger;
@@ -129,6 +133,7 @@ export async function createPoolDir(dir: string, o: CreatePoolOptions): Promise<
   ledger.bind();
   const now = o.now ?? Date.now;
   const s = createLedger({ name: o.name, manifest: o.manifest, created_ms: now() }, o.key);
+  if (o.environment !== undefined) writePoolEnvironment(dir, o.manifest, o.environment);
   writeFileDurably(p.descriptor, JSON.stringify(s.pool) + "\n");
   await provisionItems(dir, s, o.size, o);
   return ledger.open();

@@ -1,7 +1,8 @@
 // @sbx/host/run — a real child process run as one attested, metered, journaled interval of a unit.
 export { runUnit } from "./run.ts";
 export type { GateReport, LiveCheck, RunUnitOptions, RunUnitResult } from "./run.ts";
-export { resolveProgram, resolveInSandbox, digestFile } from "./program.ts";
+export { resolveProgram, programInSandbox, digestFile } from "./program.ts";
+export { findInside, lookupInside, sandboxView, type FoundInside, type SandboxView } from "./view.ts";
 export type { Resolved } from "./program.ts";
 export { StreamRecorder, DEFAULT_CHUNK_BYTES } from "./stdio.ts";
 export type { StreamSummary } from "./stdio.ts";

@@ -1,8 +1,11 @@
 // §8.2 The binary of a process start: argv[0] resolved the way execvp resolves it, and the BLAKE3
 // digest of the file it names, streamed so a large binary is never held in memory.
 import { accessSync, constants, closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
-import { delimiter, isAbsolute, join, posix, resolve } from "node:path";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { createBlake3, formatDigest, type Digest } from "@sbx/wire";
+import { HostError } from "../errors.ts";
+import type { SandboxOptions } from "../sandbox/sandbox.ts";
+import { findInside, sandboxView } from "./view.ts";
 
 /** A resolved program: the real path of the file executed, or why it cannot be executed. */
 export type Resolved = { readonly path: string } | { readonly error: "ENOENT" | "EACCES" };
@@ -53,36 +56,18 @@ export function digestFile(path: string): Digest {
 }
 
 /**
- * resolveInSandbox (§8.2) resolves `argv0` the way execvp will inside a sandbox (§5.1): a name with
- * a slash against the workspace folder, otherwise on the sandbox's PATH; each candidate is mapped to
- * the host file the sandbox sees there (the workspace, or the read-only /usr with its links). A
- * candidate whose real path leaves /usr and the workspace is not one (inside it would name nothing).
+ * programInSandbox (§8.2) is the host path of the file argv[0] names inside the sandbox `so` builds
+ * (view.ts findInside: the image's rootfs when a manifest pins one, PATH from the sandbox's env).
+ * Refuses, before anything starts, a program that is not there or not executable
+ * (`ProgramNotFound`, naming the paths searched): no level is stated for a unit that never ran.
  */
-export function resolveInSandbox(argv0: string, workspace: string, folder: string): Resolved {
-  const inside = argv0.includes("/")
-    ? [posix.resolve(folder, argv0)]
-    : ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(
-        (d) => `${d}/${argv0}`,
-      );
-  const ws = realpathSync(workspace);
-  const toHost = (p: string): string | null => {
-    if (p === folder || p.startsWith(folder + "/")) return join(ws, p.slice(folder.length));
-    return /^\/(usr|bin|sbin|lib|lib64)\//.test(p) ? p : null;
-  };
-  const within = (real: string) => real.startsWith("/usr/") || real === ws || real.startsWith(ws + "/");
-  let exists = false;
-  for (const c of inside) {
-    const host = toHost(c);
-    if (host === null) continue;
-    let real: string;
-    try {
-      real = realpathSync(host);
-    } catch {
-      continue;
-    }
-    if (!within(real)) continue;
-    if (executable(real)) return { path: real };
-    exists ||= statSync(real).isFile();
-  }
-  return { error: exists ? "EACCES" : "ENOENT" };
+export function programInSandbox(argv0: string, so: SandboxOptions): string {
+  const v = sandboxView(so);
+  const f = findInside(v, argv0);
+  if ("path" in f) return f.path;
+  const what = f.error === "EACCES" ? "is not executable" : "is not";
+  throw new HostError(
+    "ProgramNotFound",
+    `${argv0} ${what} in the sandbox (${v.system}): searched ${f.searched.join(", ")}`,
+  );
 }

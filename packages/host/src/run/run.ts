@@ -29,7 +29,8 @@ import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
 import { startSandbox, type Provided, type Sandbox, type SandboxOptions } from "../sandbox/sandbox.ts";
-import { digestFile, resolveInSandbox, resolveProgram, type Resolved } from "./program.ts";
+import { checkBuiltFrom } from "./built.ts";
+import { digestFile, programInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
 import { createFilesAt } from "../fsat/index.ts";
 import { journalWrites, scanFiles } from "./files.ts";
@@ -54,6 +55,11 @@ export interface RunUnitOptions {
   readonly grantsId: Digest;
   /** Address of the environment manifest (§14) the unit runs under. */
   readonly manifest: Digest;
+  /**
+   * The image the manifest `manifest` pins (sha256 hex), or null when it pins none: a sandboxed run
+   * is signed only when its sandbox was built from exactly that (built.ts, `SandboxMismatch`).
+   */
+  readonly pinnedImage?: string | null;
   /** Address of the exec policy (§5.5) in force. */
   readonly policy: Digest;
   /**
@@ -188,10 +194,8 @@ export async function runUnit(o: RunUnitOptions): Promise<RunUnitResult> {
   const unit = unitOf(o);
   const journal = new Journal();
   if (o.sandbox) {
-    const prog = resolveInSandbox(o.argv[0]!, o.sandbox.workspace, o.sandbox.workspaceFolder ?? "/work");
-    const run =
-      "error" in prog ? notStarted(prog.error) : await executeSandboxed(o, o.sandbox, journal, prog);
-    return seal(o, journal, run, unit);
+    const prog = { path: programInSandbox(o.argv[0]!, o.sandbox) };
+    return seal(o, journal, await executeSandboxed(o, o.sandbox, journal, prog), unit);
   }
   const cwd = o.cwd ?? process.cwd();
   const env = o.env ?? process.env;
@@ -515,6 +519,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 function seal(o: RunUnitOptions, journal: Journal, run: Executed, unit: unknown): RunUnitResult {
+  if (o.pinnedImage !== undefined) checkBuiltFrom(run.provided, o.pinnedImage);
   const chain = o.energyChain ?? startEnergyChain(o.unitId, o.grantsId);
   const receipt = makeReceipt(chain, run.reading, o.hostKey, o.extraComponents);
   const receiptAddress = envelopeAddress(receipt.envelope);

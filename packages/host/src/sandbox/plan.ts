@@ -66,6 +66,11 @@ export interface Provided {
   /** The extra host paths bound in, as inside path and mode (none without a grant). */
   readonly binds: readonly { readonly inside: string; readonly writable: boolean }[];
   readonly workspaceReadOnly: boolean;
+  /**
+   * What the system was built from (§14.9.5): the sha256 hex of the image whose verified rootfs it
+   * is, or null for the host's /usr. Checked against the manifest before signing (../run/built.ts).
+   */
+  readonly image: string | null;
 }
 
 /**
@@ -167,6 +172,8 @@ export function providedFacts(
     readonly binds?: readonly Pick<ExtraBind, "inside" | "writable">[];
     readonly workspaceReadOnly?: boolean;
     readonly relayedPorts?: readonly number[];
+    /** The image the system is (ImageSystem.hex); none: the host's. */
+    readonly image?: string;
   } = {},
 ): Provided {
   return {
@@ -180,5 +187,6 @@ export function providedFacts(
     workspaceFolder: r.workspaceFolder,
     binds: (o.binds ?? []).map((b) => ({ inside: b.inside, writable: b.writable })),
     workspaceReadOnly: o.workspaceReadOnly === true,
+    image: o.image ?? null,
   };
 }

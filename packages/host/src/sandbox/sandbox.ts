@@ -250,6 +250,7 @@ export function startSandbox(
     binds: o.binds ?? [],
     workspaceReadOnly: o.workspaceReadOnly === true,
     ...(o.relayedPorts ? { relayedPorts: o.relayedPorts } : {}),
+    ...(o.image ? { image: o.image.hex } : {}),
   });
   let killed = false;
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {

@@ -2,10 +2,24 @@
 // the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
 import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { applyEdits, modify, parseTree, findNodeAtLocation } from "jsonc-parser";
+import {
+  applyEdits,
+  findNodeAtLocation,
+  modify,
+  parseTree,
+  printParseErrorCode,
+  type ParseError,
+} from "jsonc-parser";
 import { isSandboxAttestError, ingestManifest, parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { isHostError } from "@sbx/host";
-import { checkPinnedImage, importImage, parseRef, verifyRootfs, type ImageStore } from "@sbx/host/image";
+import {
+  checkPinnedImage,
+  ensureRootfs,
+  importImage,
+  parseRef,
+  verifyRootfs,
+  type ImageStore,
+} from "@sbx/host/image";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { MAX_JSON_BYTES, readInput, writeOutput } from "../../files.ts";
 import { imagesDir, openImages } from "../../images.ts";
@@ -20,11 +34,16 @@ const importCmd: Command = {
   Copies every image of the input into the local image store (§14.9), hashing each blob on the way in:
   a blob whose bytes are not its sha256 digest is refused (ImageDigestMismatch) and nothing is named.
   A classic docker-save archive's layers are checked against its config's rootfs.diff_ids, and the
-  store records an OCI manifest built from them. Prints one line per image: name@sha256:<manifest>.
-  --name REF     name the image REF (NAME[:TAG], tag latest by default) instead of the input's name
+  store records an OCI manifest built from them. Each image's layers are then unpacked into its
+  verified rootfs (§14.9.3), so a layer the host refuses is named here, not at the first run; device
+  nodes are skipped and listed, setuid and setgid bits stripped (said on stderr).
+  Prints one line per image: name@sha256:<manifest>.
+  --name REF     name the image REF (NAME[:TAG]) instead of the input's name; a NAME without a tag
+                 takes the tag the OCI index names (org.opencontainers.image.ref.name), else latest
 ${IMAGES_HELP}
-  --json         print [{name, tag, digest, reference}]
-exit: 0 imported, 1 refused (digest mismatch, malformed image), 2 usage error or unreadable input`,
+  --json         print [{name, tag, digest, reference, skipped_devices, stripped}]
+exit: 0 imported, 1 refused (digest mismatch, malformed image, a refused layer), 2 usage error,
+  unreadable input, or no name (ImageUnnamed: the flag to give is named)`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
       name: { type: "string" },
@@ -46,12 +65,25 @@ exit: 0 imported, 1 refused (digest mismatch, malformed image), 2 usage error or
       }
     const store = openImages(values.images, true);
     const got = importImage(store, input, values.name);
-    const rows = got.map((i) => ({
-      name: i.name,
-      tag: i.tag,
-      digest: `sha256:${i.hex}`,
-      reference: `${i.name}@sha256:${i.hex}`,
-    }));
+    const rows = got.map((i) => {
+      const reference = `${i.name}@sha256:${i.hex}`;
+      const u = ensureRootfs(store, i.hex).unpacked;
+      const skipped = u?.skipped ?? [];
+      if (skipped.length > 0)
+        io.err(
+          `sbx image import: ${reference}: skipped ${skipped.length} device node${skipped.length === 1 ? "" : "s"} (the sandbox's /dev is its own): ${skipped.join(", ")}`,
+        );
+      if ((u?.stripped ?? 0) > 0)
+        io.err(`sbx image import: ${reference}: stripped setuid/setgid bits from ${u?.stripped ?? 0} files`);
+      return {
+        name: i.name,
+        tag: i.tag,
+        digest: `sha256:${i.hex}`,
+        reference,
+        skipped_devices: skipped,
+        stripped: u?.stripped ?? 0,
+      };
+    });
     if (values.json) printJson(io, rows);
     else for (const r of rows) io.out(r.reference);
     return Promise.resolve(EXIT.ok);
@@ -75,6 +107,23 @@ exit: 0 listed, 1 no image store there, 2 usage error`,
     return Promise.resolve(EXIT.ok);
   },
 };
+
+/**
+ * jsoncTree parses a devcontainer.json (JSONC: comments and trailing commas) for `sbx manifest pin`;
+ * a syntax error is a usage error naming FILE:LINE:COLUMN, before anything is looked up or written.
+ */
+function jsoncTree(src: string, text: string): ReturnType<typeof parseTree> {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const e = errors[0];
+  if (e === undefined) return tree;
+  const before = text.slice(0, e.offset).split("\n");
+  const line = before.length;
+  const col = (before[before.length - 1] ?? "").length + 1;
+  throw new UsageError(
+    `${src}:${String(line)}:${String(col)}: ${printParseErrorCode(e.error)}: nothing written`,
+  );
+}
 
 const pinCmd: Command = {
   name: "manifest pin",
@@ -101,9 +150,10 @@ exit: 0 written, 1 the image is not in the store, 2 usage error or unreadable fi
     const text = readInput(src, "devcontainer.json", MAX_JSON_BYTES)
       .toString("utf8")
       .replace(/^\uFEFF/, "");
-    const node = findNodeAtLocation(parseTree(text) ?? ({ type: "null", offset: 0, length: 0 } as never), [
-      "image",
-    ]);
+    const node = findNodeAtLocation(
+      jsoncTree(src, text) ?? ({ type: "null", offset: 0, length: 0 } as never),
+      ["image"],
+    );
     const named = values.image ?? (typeof node?.value === "string" ? node.value : undefined);
     if (named === undefined) throw new UsageError(`${src} names no image: give one with --image NAME[:TAG]`);
     let ref;

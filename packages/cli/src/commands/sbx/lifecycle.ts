@@ -5,8 +5,9 @@ import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../com
 import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
 import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
-import { parseRunId, runPaths } from "./lifecycle/paths.ts";
+import { runPaths } from "./lifecycle/paths.ts";
 import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";
+import { resolveStoreRun } from "../../runref.ts";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
@@ -50,9 +51,9 @@ exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunB
       store: { type: "string" },
       ...CHECKPOINT_OPTIONS,
     });
-    const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx suspend takes one run id");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, positionals[0]);
     // The ledger's metering host is the key the run signs with here (none made for this).
     const cp = checkpointRequest(values, () => runKeyDid(store.root, runPaths(store.root, id)));
     const release = values.release === true;
@@ -105,9 +106,9 @@ exit: 0 resumed (and, in the foreground, the command exited 0 or the run was par
     const dash = args.indexOf("--");
     const cmd = dash < 0 ? [] : args.slice(dash + 1);
     const own = dash < 0 ? positionals : positionals.slice(0, positionals.length - cmd.length);
-    const id = parseRunId(own[0]);
     if (own.length > 1) throw new UsageError("sbx resume takes one run id; the command goes after --");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, own[0]);
     const paths = runPaths(store.root, id);
     const say = (l: string) => io.err(`sbx: ${l}`);
     if (values.key !== undefined) await refuseKeyForResident(paths, id, values.key);
@@ -155,12 +156,12 @@ exit: 0 closed, 1 refused (RecordClosed, RunBusy…), 2 usage error`,
       outcome: { type: "string" },
       store: { type: "string" },
     });
-    const id = parseRunId(positionals[0]);
     if (positionals.length > 1) throw new UsageError("sbx close takes one run id");
     const o = values.outcome ?? null;
     if (o !== null && !["completed", "failed", "abandoned"].includes(o))
       throw new UsageError("--outcome must be completed, failed or abandoned");
     const store = await openAnyRunStore(values.store, false);
+    const id = await resolveStoreRun(store, positionals[0]);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "close", outcome: o });
     show(io, "closed", asked?.result ?? (await closeDirect(store, id, o)));
     return EXIT.ok;

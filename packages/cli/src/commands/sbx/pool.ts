@@ -9,7 +9,12 @@ import { checkClaimCharged } from "@sbx/sandbox-attest/warmpool";
 import { weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { runUnit } from "@sbx/host/run";
 import { writeFilesAt } from "@sbx/host/fsat";
-import { ingestManifest, verifyManifest } from "@sbx/sandbox-attest/manifest";
+import {
+  ingestManifest,
+  parsePinnedImage,
+  verifyManifest,
+  type Manifest,
+} from "@sbx/sandbox-attest/manifest";
 import { EVICTION_REASONS, verifyLedger, type EvictionReason } from "@sbx/sandbox-attest/warmpool";
 import {
   claimPoolItemOn,
@@ -19,10 +24,18 @@ import {
   destroyPoolDir,
   evictPoolItemOn,
   listPoolOn,
+  parkedSandboxOptions,
+  poolPinnedImage,
+  readParked,
   runClaimed,
   type Claimed,
+  type ParkedInfo,
+  type ParkOptions,
   type PoolLedger,
 } from "@sbx/host/pool";
+import type { Limits } from "@sbx/host/sandbox";
+import { HostError } from "@sbx/host";
+import { withManifestImage } from "../../images.ts";
 import {
   EXIT,
   parseOptions,
@@ -33,6 +46,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { byteSizeOpt } from "../../bytesize.ts";
 import { poolsDir, poolStoreDir, withPoolLedger } from "../../poolstore.ts";
 import { hostKeyOf } from "./lifecycle/paths.ts";
 import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
@@ -48,8 +62,9 @@ function joules(uj: string | bigint): string {
   return `${n / 1_000_000n}.${(n % 1_000_000n).toString().padStart(6, "0")} J`;
 }
 
-function manifestAddress(arg: string): Digest {
-  if (isDigest(arg)) return arg;
+/** The pool's manifest: an address (nothing more known), a signed manifest, or a devcontainer.json. */
+function manifestOf(arg: string): { address: Digest; manifest: Manifest | null } {
+  if (isDigest(arg)) return { address: arg, manifest: null };
   const bytes = readInput(arg, "manifest", MAX_JSON_BYTES);
   let env: unknown = null;
   try {
@@ -57,9 +72,49 @@ function manifestAddress(arg: string): Digest {
   } catch {
     /* not a signed manifest: read it as devcontainer.json */
   }
-  if (typeof env === "object" && env !== null && "payloadType" in env)
-    return verifyManifest(env).manifest.address;
-  return ingestManifest(bytes).address;
+  const m =
+    typeof env === "object" && env !== null && "payloadType" in env
+      ? verifyManifest(env).manifest
+      : ingestManifest(bytes);
+  return { address: m.address, manifest: m };
+}
+
+/**
+ * parkedOn (§15.3, §14.9.5): the items' sandbox as `sbx run --manifest` builds it: a manifest that
+ * pins an image gives the image's verified rootfs as the system, with its env, user, workspace
+ * folder and hostRequirements as limits (flags stay, each at least the requirement).
+ */
+function parkedOn(
+  m: Manifest | null,
+  base: { limits: Partial<Limits>; user?: string },
+  images: string | undefined,
+  store: string | undefined,
+): ParkOptions {
+  if (m === null || parsePinnedImage(m.environment.image) === null) return base;
+  if (base.user !== undefined)
+    throw new UsageError("--manifest FILE with an image names the user: no --user");
+  const r = withManifestImage({ workspace: "", limits: base.limits }, m, images, store);
+  const s = r.sandbox;
+  return {
+    ...(s.limits ? { limits: s.limits } : {}),
+    ...(s.user !== undefined ? { user: s.user } : {}),
+    ...(s.env ? { env: s.env } : {}),
+    ...(s.workspaceFolder !== undefined ? { workspaceFolder: s.workspaceFolder } : {}),
+    ...(s.workspaceBytes !== undefined ? { workspaceBytes: s.workspaceBytes } : {}),
+    imageRootfs: { rootfs: r.rootfs.dir, tree: r.rootfs.tree, hex: r.rootfs.manifestHex },
+  };
+}
+
+/** parkedInfo: a claimed item's parked sandbox as recorded, `PoolItemLost` when there is none. */
+function parkedInfo(itemDir: string): ParkedInfo {
+  const info = readParked(itemDir);
+  if (info === null) throw new HostError("PoolItemLost", `${itemDir} has no parked sandbox`);
+  return info;
+}
+
+/** pinnedOf: runUnit's pinnedImage, where the pool keeps its manifest's environment. */
+function pinnedOf(pinned: string | null | undefined): { pinnedImage?: string | null } {
+  return pinned === undefined ? {} : { pinnedImage: pinned };
 }
 
 function dirArg(positionals: readonly string[]): string {
@@ -118,7 +173,10 @@ const create: Command = {
   the waiter waits at its hand-off; the kernel's report that it is frozen is checked. Each item is
   recorded in the signed ledger with the energy its provisioning took (§15.3).
 ${WHERE_HELP}
-  --manifest   a manifest address, a devcontainer.json, or a signed manifest envelope (§14)
+  --manifest   a manifest address, a devcontainer.json, or a signed manifest envelope (§14); one
+               that pins an image (sbx manifest pin) builds every item on the image's verified
+               rootfs with its env, user and workspace folder, exactly as sbx run --manifest does
+  --images DIR the image store (default: images/ in the run store)
   -n, --size N how many items to provision
   --key        the host key file that signs the ledger (default: the store's host key)
   --user, --memory, --cpus, --pids   the sandboxes' user inside and limits, as for sbx run
@@ -137,6 +195,7 @@ ${EXITS}`,
       pids: { type: "string" },
       "no-sandbox": { type: "boolean" },
       "no-idle": { type: "boolean" },
+      images: { type: "string" },
       json: { type: "boolean" },
       ...GRANT_OPTIONS,
       ...WHERE,
@@ -148,7 +207,7 @@ ${EXITS}`,
     const cpus = values.cpus;
     if (cpus !== undefined && (!/^\d{1,4}(\.\d{1,3})?$/.test(cpus) || Number(cpus) < 0.01))
       throw new UsageError("--cpus must be a number such as 1 or 0.5 (at least 0.01)");
-    const memory = limitInt(values.memory, "memory", 1 << 20);
+    const memory = byteSizeOpt(values.memory, "memory", 1 << 20);
     const pids = limitInt(values.pids, "pids", 1);
     const limits = {
       ...(memory !== undefined ? { memoryBytes: memory } : {}),
@@ -157,7 +216,15 @@ ${EXITS}`,
     };
     const sandboxed = values["no-sandbox"] !== true;
     if (sandboxed && values["no-idle"] === true) throw new UsageError("--no-idle needs --no-sandbox");
-    const manifest = manifestAddress(values.manifest);
+    const { address: manifest, manifest: m } = manifestOf(values.manifest);
+    const parked = sandboxed
+      ? parkedOn(
+          m,
+          { limits, ...(values.user !== undefined ? { user: values.user } : {}) },
+          values.images,
+          values.store,
+        )
+      : null;
     const key = hostKeyOf(where.store, values.key, (l) => io.err(`sbx: ${l}`));
     mkdirSync(where.dir, { recursive: true });
     const s = await withPoolLedger(where.dir, where.given, (ledger) =>
@@ -168,9 +235,8 @@ ${EXITS}`,
         key,
         idleProcess: !values["no-idle"],
         ledger,
-        ...(sandboxed
-          ? { parked: { limits, ...(values.user !== undefined ? { user: values.user } : {}) } }
-          : {}),
+        ...(m !== null ? { environment: m.environment } : {}),
+        ...(parked !== null ? { parked } : {}),
       }),
     );
     if (values.json)
@@ -287,7 +353,10 @@ async function claimIntoRun(
       grantsId,
       manifest,
       policy: addressOf({}),
-      sandbox: { workspace: c.workspace },
+      // The sandbox the item was built as (its image, env, user, folder), and what the pool's
+      // manifest pins, compared before the interval is signed (SandboxMismatch).
+      sandbox: parkedSandboxOptions(c.itemDir, parkedInfo(c.itemDir)),
+      ...pinnedOf(poolPinnedImage(where.dir, manifest)),
       startSandbox: (a) => claimSandbox(c.itemDir, a),
       extraComponents: c.components,
       ...(watch ? { live: watch } : {}),

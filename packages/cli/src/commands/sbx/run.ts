@@ -1,11 +1,12 @@
 // `sbx run -- CMD…`: runs a command as a unit and prints its attested record: the energy figure
 // with its provenance, the journal root and the attestation address (sandbox-attest §6, §7, §8).
 import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
+import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeFilesAt } from "@sbx/host/fsat";
@@ -19,6 +20,7 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
+import { byteSizeOpt } from "../../bytesize.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
 import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun, type GrantDebit } from "./grant.ts";
@@ -66,16 +68,18 @@ function sandboxOpts(v: Values): SandboxOptions | null {
   const cpus = str(v, "cpus");
   if (cpus !== undefined && !/^\d{1,4}(\.\d{1,3})?$/.test(cpus))
     throw new UsageError("--cpus must be a number such as 1 or 0.5");
+  if (cpus !== undefined && Number(cpus) > availableParallelism())
+    throw new UsageError(`--cpus ${cpus} is more than this host's ${String(availableParallelism())} CPUs`);
   const limits = {
-    ...(v.memory !== undefined ? { memoryBytes: intOpt(str(v, "memory"), "memory", 1 << 20) } : {}),
+    ...(v.memory !== undefined ? { memoryBytes: byteSizeOpt(str(v, "memory"), "memory", 1 << 20) } : {}),
     ...(cpus !== undefined ? { cpuMillis: Math.round(Number(cpus) * 1000) } : {}),
     ...(v.pids !== undefined ? { pids: intOpt(str(v, "pids"), "pids", 1) } : {}),
   } as SandboxOptions["limits"];
   if (cpus !== undefined && Number(cpus) < 0.01) throw new UsageError("--cpus must be at least 0.01");
   const ws = str(v, "workspace");
   const user = str(v, "user");
-  const tmpBytes = intOpt(str(v, "tmp-size"), "tmp-size", 4096);
-  const disk = intOpt(str(v, "disk"), "disk", 1);
+  const tmpBytes = byteSizeOpt(str(v, "tmp-size"), "tmp-size", 4096);
+  const disk = byteSizeOpt(str(v, "disk"), "disk", 1);
   return {
     workspace: ws === undefined ? mkdtempSync(join(tmpdir(), "sbx-workspace-")) : resolve(ws),
     ...(limits ? { limits } : {}),
@@ -184,8 +188,8 @@ export const command: Command = {
   summary: "run a command as a unit: metered, journaled, attested; print energy, journal root, attestation",
   help: `usage: sbx run [--key FILE] [--manifest ADDR] [--policy ADDR] [--grants ADDR] [--level S0…S7]
                [--exec-policy FILE [--steward DID]]
-               [--workspace DIR] [--memory BYTES] [--cpus N] [--pids N] [--tmp-size BYTES]
-               [--disk BYTES] [--user NAME] | --unsandboxed [--watch DIR]
+               [--workspace DIR] [--memory SIZE] [--cpus N] [--pids N] [--tmp-size SIZE]
+               [--disk SIZE] [--user NAME] | --unsandboxed [--watch DIR]
                [--timeout-ms N] [--grace-ms N] [--out DIR] [--json] -- CMD [ARGS…]
   Runs CMD as one active interval of a unit (§4) in a sandbox (§5): bubblewrap with new user, mount,
   pid, ipc, uts, cgroup and network namespaces (no network), the host's /usr read-only, a generated
@@ -215,11 +219,11 @@ export const command: Command = {
   --level L        state at most L (§9): lowers the level provided, never raises it
   --workspace DIR  the unit's workspace, mounted at /work, the only writable tree; it is handed to
                    the sandbox's unprivileged host uid (65534). Default: a fresh empty directory
-  --memory BYTES   memory limit, swap included (default 1 GiB)
-  --cpus N         CPU limit in CPUs, e.g. 0.5 (default 2)
+  --memory SIZE    memory limit, swap included (default 1 GiB); bytes or 512m, 1G, 1GiB
+  --cpus N         CPU limit in CPUs, e.g. 0.5 (default 2); at most this host's CPUs
   --pids N         most processes and threads at once (default 512)
-  --tmp-size BYTES size of the private /tmp (default 64 MiB)
-  --disk BYTES     largest workspace after the run (default 1 GiB); beyond it the run is refused
+  --tmp-size SIZE  size of the private /tmp (default 64 MiB)
+  --disk SIZE      largest workspace after the run (default 1 GiB); beyond it the run is refused
   --user NAME      the user inside (a manifest's remoteUser); root inside is never root outside
   --unsandboxed    run CMD as a plain child process on the host: level S0, stated as such
   --watch DIR      with --unsandboxed: journal the files CMD creates or changes under DIR
@@ -340,6 +344,12 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
         unit,
         grantsId: grant?.grantsId ?? grantsId,
         manifest,
+        // §14.9.6 What the attested manifest pins, from the manifest itself (a bare address: unknown).
+        ...(fromFile
+          ? { pinnedImage: parsePinnedImage(fromFile.environment.image)?.sha256 ?? null }
+          : manifest === NONE
+            ? { pinnedImage: null }
+            : {}),
         policy: ruled?.policy ?? policy,
         ...(ruled ? { execPolicy: ruled.execPolicy } : {}),
         ...(maxLevel ? { maxLevel } : {}),

@@ -6,7 +6,7 @@
 // ImageDigestMismatch, ImageInvalid) and refuses with that code before it restores anything; the
 // rootfs cache is then verified before use (ensureRootfs, §14.9.4).
 import { parseCanonical, type Digest } from "@sbx/wire";
-import type { Manifest, ManifestEnvironment } from "@sbx/sandbox-attest/manifest";
+import { parsePinnedImage, type Manifest, type ManifestEnvironment } from "@sbx/sandbox-attest/manifest";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { checkPinnedImage, imageRunOptions } from "@sbx/host/image";
@@ -34,6 +34,16 @@ async function runEnvironment(store: RunStore, address: Digest): Promise<Manifes
   if (bytes === null)
     throw new SandboxAttestError("ManifestMismatch", `the run's manifest ${address} is not in the store`);
   return parseCanonical(bytes) as unknown as ManifestEnvironment;
+}
+
+/**
+ * pinnedImageOf (§14.9.6) is the image (sha256 hex) the run's manifest `address` pins, read back from
+ * the run store (null: no manifest, or one without an image): what every interval's sandbox is
+ * checked against before it is signed (host run/built.ts).
+ */
+export async function pinnedImageOf(store: RunStore, address: Digest): Promise<string | null> {
+  const env = await runEnvironment(store, address);
+  return env === null ? null : (parsePinnedImage(env.image)?.sha256 ?? null);
 }
 
 type Base = Omit<SandboxOptions, "workspace">;

@@ -8,7 +8,6 @@ import { dirname, join } from "node:path";
 import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
 import { FileStore, writeFileDurably } from "@sbx/host/store";
 import { runStoreDir } from "../../../runstore.ts";
-import { UsageError } from "../../../command.ts";
 import { readKey, writeNewKey } from "../../../keyfile.ts";
 
 /** The live paths of one run in one store. */
@@ -74,13 +73,6 @@ export function readInfo(p: RunPaths): RunInfo | null {
   } catch {
     return null;
   }
-}
-
-/** parseRunId reads a run id argument: the run's genesis head, blake3:<64 hex>. */
-export function parseRunId(v: string | undefined): Digest {
-  if (v === undefined) throw new UsageError("a run id (blake3:<64 hex>, as sbx run printed it) is required");
-  if (!isDigest(v)) throw new UsageError(`run id ${v} is not blake3:<64 hex>`);
-  return v;
 }
 
 /** defaultKeyPath is where the store's own host key is kept: host-key.pem beside its folders. */

@@ -20,7 +20,7 @@ import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo, type RunKeyRef } from "./paths.ts";
 import { notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
-import { durableImageSandbox } from "./image.ts";
+import { durableImageSandbox, pinnedImageOf } from "./image.ts";
 import { policyOfRun } from "./governed.ts";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
 
@@ -121,6 +121,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
       unitId: rec.unitId,
       grantsId: rec.grantsId,
       manifest: unit.manifest,
+      pinnedImage: await pinnedImageOf(r.store, unit.manifest),
       policy: gated.policy,
       ...(gated.execPolicy !== undefined ? { execPolicy: gated.execPolicy } : {}),
       hostKey: r.hostKey,

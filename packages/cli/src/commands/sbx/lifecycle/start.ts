@@ -14,7 +14,7 @@ import { openAnyRunStore } from "../../../runstore.ts";
 import { runPaths, writeInfo } from "./paths.ts";
 import { startKeyOf } from "./runkey.ts";
 import { spawnDetached, notifyDetached } from "./detach.ts";
-import { durableImageSandbox, storeRunManifest } from "./image.ts";
+import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { storePolicy } from "./governed.ts";
 import { prepareGrantRun } from "../grant.ts";
@@ -105,6 +105,7 @@ export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
       unitId: uid,
       grantsId,
       manifest: d.manifest,
+      pinnedImage: await pinnedImageOf(store, d.manifest),
       policy: d.policy,
       hostKey,
       sandbox,

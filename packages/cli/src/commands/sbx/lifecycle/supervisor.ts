@@ -43,6 +43,8 @@ export interface SupervisorInit {
   readonly unitId: Digest;
   readonly grantsId: Digest;
   readonly manifest: Digest;
+  /** The image `manifest` pins (sha256 hex; null: none): image.ts pinnedImageOf. */
+  readonly pinnedImage: string | null;
   readonly policy: Digest;
   readonly hostKey: KeyPair;
   readonly sandbox: SandboxOptions;
@@ -115,6 +117,7 @@ export class Supervisor {
       unitId: i.unitId,
       grantsId: i.grantsId,
       manifest: i.manifest,
+      pinnedImage: i.pinnedImage,
       policy: i.policy,
       hostKey: i.hostKey,
       sandbox: i.sandbox,
