@@ -1,6 +1,6 @@
 //! JCP §4.4 attenuation and chain verification.
 
-use super::grant::{open_grant, Effective, Grant};
+use super::grant::{open_grant, Budget, Effective, Grant};
 use super::pattern::scope_inside;
 use super::revoke::Revocation;
 use crate::error::{ensure, fail, R};
@@ -12,17 +12,22 @@ pub const MAX_CHAIN: usize = 16;
 /// The effective-grant hook of §4.4: from a grant's resolved form to the grant in force.
 pub type Hook<'a> = &'a dyn Fn(&Effective) -> R<Effective>;
 
-/// narrows checks that `c` lies inside `p` in scope, budget and window (§4.4, after the link and
-/// depth checks): `ScopeWidens`, `BudgetExceeds`, `WindowWidens`.
-pub fn narrows(p: &Effective, c: &Effective) -> R<()> {
-    ensure(scope_inside(&p.scope, &c.scope)?, "ScopeWidens")?;
+/// budget_within is §4.3 "Containment of limits" in every dimension: an unlimited parent limit
+/// bounds nothing; a finite one bounds only a finite child limit not above it.
+pub fn budget_within(pb: &Budget, cb: &Budget) -> bool {
     let within = |pl: Option<u64>, cl: Option<u64>| match (pl, cl) {
         (None, _) => true,
         (Some(a), Some(b)) => b <= a,
         (Some(_), None) => false,
     };
-    let (pb, cb) = (&p.budget, &c.budget);
-    ensure(within(pb.uj, cb.uj) && within(pb.calls, cb.calls) && within(pb.wall_ms, cb.wall_ms), "BudgetExceeds")?;
+    within(pb.uj, cb.uj) && within(pb.calls, cb.calls) && within(pb.wall_ms, cb.wall_ms)
+}
+
+/// narrows checks that `c` lies inside `p` in scope, budget and window (§4.4, after the link and
+/// depth checks): `ScopeWidens`, `BudgetExceeds`, `WindowWidens`.
+pub fn narrows(p: &Effective, c: &Effective) -> R<()> {
+    ensure(scope_inside(&p.scope, &c.scope)?, "ScopeWidens")?;
+    ensure(budget_within(&p.budget, &c.budget), "BudgetExceeds")?;
     ensure(p.nbf_ms <= c.nbf_ms && c.exp_ms <= p.exp_ms, "WindowWidens")
 }
 

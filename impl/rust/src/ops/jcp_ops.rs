@@ -1,7 +1,7 @@
 //! C11–C19 ops: JCP §4.1–§4.5.
 
 use super::input::{need, need_arr, need_str, opt, strings};
-use crate::error::{Code, R};
+use crate::error::{ensure, Code, R};
 use crate::jcp::{chain, checkpoint, grant, grantset, pattern, revoke, spend, standing};
 use crate::json::Value;
 use crate::wire;
@@ -12,6 +12,7 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "grant.open" => grant_open(input),
         "pattern.covers" => pattern_covers(input),
         "scope.covers" => scope_covers(input),
+        "budget.within" => budget_within(input),
         "chain.verify" => chain_verify(input),
         "spend.replay" => spend_replay(input),
         "revocations.verify" => revocations_verify(input),
@@ -44,6 +45,26 @@ fn scope_of(v: &Value) -> R<pattern::Scope> {
 fn scope_covers(input: &Value) -> R<Value> {
     let c = pattern::scope_covers(&scope_of(need(input, "parent")?)?, &scope_of(need(input, "child")?)?)?;
     Ok(Value::obj(vec![("covers", Value::Bool(c))]))
+}
+
+/// effective_budget reads a budget in its effective form (§4.3): exactly uj (an amount), calls and
+/// wall_ms (each an integer ≥ 0 or null), else `BadGrant`.
+fn effective_budget(v: &Value) -> R<grant::Budget> {
+    ensure(wire::exact_members(v, &["uj", "calls", "wall_ms"]), "BadGrant")?;
+    let limit = |name: &str| -> R<Option<u64>> {
+        match need(v, name)? {
+            Value::Null => Ok(None),
+            x => x.as_int().filter(|n| *n >= 0).map(|n| Some(n as u64)).ok_or(Code("BadGrant")),
+        }
+    };
+    let uj = wire::parse_amount(need(v, "uj")?).map_err(|_| Code("BadGrant"))?;
+    Ok(grant::Budget { uj: Some(uj), calls: limit("calls")?, wall_ms: limit("wall_ms")? })
+}
+
+fn budget_within(input: &Value) -> R<Value> {
+    let p = effective_budget(need(input, "parent")?)?;
+    let c = effective_budget(need(input, "child")?)?;
+    Ok(Value::obj(vec![("within", Value::Bool(chain::budget_within(&p, &c)))]))
 }
 
 /// time reads a non-negative integer time member.

@@ -275,7 +275,28 @@ function grantSetId(grants: unknown[], mustBeSorted: boolean): Json {
   return { grants_id: addressOf({ type: "jcp.grant-set/1", grants: sorted }) };
 }
 
+/** effectiveBudget reads a budget as §5's outputs write it (§4.3): exactly uj, calls, wall_ms. */
+function effectiveBudget(v: unknown): { uj: bigint; calls: number | null; wall_ms: number | null } {
+  if (!isObj(v) || Object.keys(v).sort().join() !== "calls,uj,wall_ms") no("BadGrant");
+  const limit = (x: unknown) => x === null || isCount(x);
+  if (typeof v.uj !== "string" || !limit(v.calls) || !limit(v.wall_ms)) no("BadGrant");
+  let uj: bigint;
+  try {
+    uj = amount(v.uj);
+  } catch {
+    no("BadGrant");
+  }
+  return { uj, calls: v.calls as number | null, wall_ms: v.wall_ms as number | null };
+}
+
 const OPS: Record<string, (o: JsonObject) => Json> = {
+  "budget.within": (o) => {
+    const P = effectiveBudget(o.parent);
+    const C = effectiveBudget(o.child);
+    return {
+      within: notAbove(C.uj, P.uj) && notAbove(C.calls, P.calls) && notAbove(C.wall_ms, P.wall_ms),
+    };
+  },
   "grant.open": (o) => {
     const g = openGrant(o.envelope);
     return { address: g.address, payload: g.payload };

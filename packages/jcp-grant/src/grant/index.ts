@@ -26,7 +26,7 @@ export {
   isSortedSet,
 } from "./scope.ts";
 export type { Scope } from "./scope.ts";
-export { budgetWithin, usageWithin, addUsage, remainingOf, ZERO_USAGE } from "./budget.ts";
+export { budgetWithin, checkBudget, usageWithin, addUsage, remainingOf, ZERO_USAGE } from "./budget.ts";
 export type { Budget, Usage, Remaining } from "./budget.ts";
 export { checkGrantPayload, resolveGrant } from "./grant.ts";
 export type { GrantPayload, EffectiveGrant, ScopeFields, BudgetFields, MintCitation } from "./grant.ts";

@@ -13,6 +13,7 @@ import {
   type Digest,
 } from "@sbx/wire";
 import { JcpError } from "../errors.ts";
+import { budgetWithin } from "../grant/budget.ts";
 import { assertChildOf } from "../grant/contain.ts";
 import type { EffectiveGrant, GrantPayload } from "../grant/grant.ts";
 import { rethrow } from "../grant/open.ts";
@@ -155,8 +156,7 @@ export class MintBook {
     const inside =
       g.holder === t.holder &&
       scopeCovers({ resources: t.resources, actions: t.actions }, g.scope) &&
-      g.budget.uj <= parseAmount(t.uj) &&
-      (t.calls === undefined || (g.budget.calls !== null && g.budget.calls <= t.calls)) &&
+      budgetWithin(g.budget, { uj: parseAmount(t.uj), calls: t.calls ?? null, wall_ms: null }) &&
       g.depth <= t.depth &&
       g.nbf_ms === e.at_ms &&
       g.exp_ms - g.nbf_ms <= t.lifetime_ms;

@@ -45,6 +45,13 @@ export interface DecodeOptions {
   /** When given, the header must bind these ids (`GenesisMismatch`), so nothing can be spliced in. */
   readonly unitId?: Digest;
   readonly grantsId?: Digest;
+  /** When given, after every line verifies: the record's id (head₀) must be this (`GenesisMismatch`). */
+  readonly expectGenesis?: Digest;
+  /**
+   * When given, after every line verifies and the id: the record must end at this head, the one its
+   * holder stated (`HeadMismatch`), so a record cut back at a line boundary is refused.
+   */
+  readonly expectHead?: Digest;
 }
 
 /** encodeHeader returns the header line of a new record of `unitId` under `grantsId` (§13.5). */
@@ -284,5 +291,20 @@ export function decodeRecord(bytes: Uint8Array, opts: DecodeOptions = {}): Decod
   const tornBytes = bytes.length - start;
   if (tornBytes > 0 && opts.allowTorn !== true)
     throw new SandboxAttestError("TornRecord", `${tornBytes} bytes after the last complete line`);
+  checkExpected(record, opts);
   return { record, lineEnds, tornBytes };
+}
+
+// The ids and head a caller states for a record that verified (§13.5): `GenesisMismatch`, `HeadMismatch`.
+function checkExpected(record: RunRecord, opts: DecodeOptions): void {
+  if (opts.expectGenesis !== undefined && record.genesis !== opts.expectGenesis)
+    throw new SandboxAttestError(
+      "GenesisMismatch",
+      `record has id ${record.genesis}, expected ${opts.expectGenesis}`,
+    );
+  if (opts.expectHead !== undefined && record.head !== opts.expectHead)
+    throw new SandboxAttestError(
+      "HeadMismatch",
+      `record ends at ${record.head}, expected ${opts.expectHead}`,
+    );
 }

@@ -241,18 +241,10 @@ function errorOf(e: unknown, isVerdict?: (e: unknown) => boolean): { code: strin
 }
 
 function decodeChecked(bytes: Uint8Array, opts: VerifyRunOptions): RunRecord {
-  const record = decodeRecord(bytes).record;
-  if (opts.expectId !== undefined && record.genesis !== opts.expectId)
-    throw new SandboxAttestError(
-      "GenesisMismatch",
-      `record has id ${record.genesis}, expected ${opts.expectId}`,
-    );
-  if (opts.expectHead !== undefined && record.head !== opts.expectHead)
-    throw new SandboxAttestError(
-      "HeadMismatch",
-      `record ends at ${record.head}, expected ${opts.expectHead}`,
-    );
-  return record;
+  return decodeRecord(bytes, {
+    ...(opts.expectId !== undefined ? { expectGenesis: opts.expectId } : {}),
+    ...(opts.expectHead !== undefined ? { expectHead: opts.expectHead } : {}),
+  }).record;
 }
 
 /**

@@ -4,7 +4,14 @@
 import type { ConformanceClass } from "../../types.ts";
 import { phaseVectors, segmentVectors, validVectors } from "./cases.ts";
 import { ops } from "./ops.ts";
-import { energyVectors, fsTreeVectors, resumeVectors, spliceVectors, wireVectors } from "./tamper.ts";
+import {
+  energyVectors,
+  fsTreeVectors,
+  resumeVectors,
+  spliceVectors,
+  statedHeadVectors,
+  wireVectors,
+} from "./tamper.ts";
 
 export const klass: ConformanceClass = {
   id: "C6",
@@ -16,6 +23,7 @@ export const klass: ConformanceClass = {
     ...phaseVectors(),
     ...segmentVectors(),
     ...wireVectors(),
+    ...statedHeadVectors(),
     ...spliceVectors(),
     ...resumeVectors(),
     ...energyVectors(),

@@ -168,6 +168,91 @@ export function wireVectors(): Vector[] {
   return out;
 }
 
+/**
+ * Stated heads that differ from the recomputed ones (§13.5), in every op that reads a record: a line
+ * stating a real head of this chain but not its own, and the head a holder states for the whole
+ * record (`expect_head`) when the record verifies but ends elsewhere. Each stated head is a real
+ * head (of this chain or another), so only the comparison with the recomputed one can refuse it.
+ */
+export function statedHeadVectors(): Vector[] {
+  const full = wire(FULL);
+  const ls = lines(full);
+  const headOf = (l: string) => (JSON.parse(l) as { head: string }).head;
+  const heads = ls.map(headOf);
+  const statesHead = (i: number, h: string): string =>
+    join(ls.map((x, j) => (j === i ? x.replace(`"head":"${heads[i]!}"`, `"head":"${h}"`) : x)));
+  const lastFlipped = statesHead(ls.length - 1, heads[ls.length - 2]!);
+  const parked = lines(wire([exec(1), suspend(10)]));
+  const parkedFlipped = join([
+    parked[0]!,
+    parked[1]!,
+    parked[2]!.replace(headOf(parked[2]!), headOf(parked[1]!)),
+  ]);
+  const other = lines(wire(FULL, UNIT2, GRANTS)).map(headOf);
+  const idle = { uj: "1", provenance: "estimated", source: "model:ccf-storage" };
+  return [
+    verify(
+      "c6-stated-head-previous",
+      "line 3 states line 2's head, a real head of this chain",
+      statesHead(3, heads[2]!),
+      "HeadMismatch",
+    ),
+    verify("c6-stated-head-genesis", "line 1 states head₀", statesHead(1, heads[0]!), "HeadMismatch"),
+    verify("c6-stated-head-last", "the last line states the head before it", lastFlipped, "HeadMismatch"),
+    verify(
+      "c6-expect-head-earlier",
+      "a whole record, the holder stating the head one line back",
+      full,
+      "HeadMismatch",
+      { expect_head: heads[ls.length - 2]! },
+    ),
+    verify(
+      "c6-expect-head-other-unit",
+      "the holder stating the head of the same segments under another unit",
+      full,
+      "HeadMismatch",
+      { expect_head: other[other.length - 1]! },
+    ),
+    verify(
+      "c6-expect-head-genesis",
+      "the holder stating head₀ for a record with segments",
+      full,
+      "HeadMismatch",
+      { expect_head: heads[0]! },
+    ),
+    errCase(
+      C,
+      "c6-append-stated-head",
+      "an append to a record whose last line's stated head is not its own",
+      "runrecord.append",
+      { record: lastFlipped, segment: exec(9) as unknown as Json },
+      "HeadMismatch",
+    ),
+    errCase(
+      C,
+      "c6-resume-stated-head",
+      "a resume of a record whose suspended line states the head before it",
+      "runrecord.resume",
+      {
+        record: parkedFlipped,
+        offered: SNAP as unknown as Json,
+        environment_satisfies: true,
+        at_ms: T + 20,
+        idle,
+      },
+      "HeadMismatch",
+    ),
+    errCase(
+      C,
+      "c6-energy-stated-head",
+      "the energy of a record whose last line's stated head is not its own",
+      "runrecord.energy",
+      { record: lastFlipped, active_uj: {} },
+      "HeadMismatch",
+    ),
+  ];
+}
+
 export function spliceVectors(): Vector[] {
   const mine = lines(wire(FULL));
   const otherUnit = lines(wire(FULL, UNIT2, GRANTS));

@@ -5,7 +5,7 @@ import { MINT_PAYLOAD_TYPE } from "@sbx/jcp-grant/standing";
 import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
 import type { ConformanceClass, Vector } from "../../types.ts";
 import { standingVerify } from "./ops.ts";
-import { ALICE, CAROL, HOUR, MALLORY, ROOT, T0 } from "../grants/fixtures.ts";
+import { ALICE, CAROL, HOUR, MALLORY, ROOT, rootPayload, sign, T0 } from "../grants/fixtures.ts";
 import {
   event,
   held,
@@ -310,10 +310,52 @@ function broken(): Vector[] {
   ];
 }
 
+/**
+ * §4.3 "Containment of limits" at the template: under a held grant with unlimited calls, a child
+ * that leaves calls out inherits unlimited, which lies inside a template without calls and outside
+ * a template with calls; a template never writes null for calls.
+ */
+function unlimitedCalls(): Vector[] {
+  const h = sign(rootPayload({ budget: { uj: "5000000" } }), ROOT);
+  const base = policyPayload(h);
+  const noCalls = { ...(base.template as JsonObject) };
+  delete noCalls.calls;
+  const inherits: MintSpec[] = [{ event: event(0), at_ms: T0, child: { budget: { uj: "100000" } } }];
+  const ok = input({ held: h, policy: signPolicy({ ...base, template: noCalls }), mints: inherits });
+  const tpl = (template: JsonObject, mints: MintSpec[]) =>
+    input({ held: h, policy: signPolicy({ ...base, template }), mints });
+  return [
+    okCase(
+      C,
+      "c20-unlimited-calls-template-without",
+      "unlimited calls inside a template without calls",
+      "standing.verify",
+      ok,
+      standingVerify(ok) as Json,
+    ),
+    errCase(
+      C,
+      "c20-unlimited-calls-over-template",
+      "a child inheriting unlimited calls is outside a template with calls",
+      "standing.verify",
+      input({ held: h, mints: inherits }),
+      "TemplateExceeded",
+    ),
+    errCase(
+      C,
+      "c20-template-null-calls",
+      "a template may not write calls: null",
+      "standing.verify",
+      tpl({ ...noCalls, calls: null }, []),
+      "BadPolicy",
+    ),
+  ];
+}
+
 export const klass: ConformanceClass = {
   id: C,
   title: "standing grants",
   file: "standing.json",
   ops: { "standing.verify": standingVerify },
-  generate: () => [...valid(), ...broken()],
+  generate: () => [...valid(), ...broken(), ...unlimitedCalls()],
 };

@@ -386,10 +386,54 @@ function broken(): Vector[] {
   ];
 }
 
+/**
+ * §4.3 "Containment of limits" under amendment: a limit the root leaves unlimited may be tightened
+ * to a finite one, a child that leaves it out then inherits the amended limit (not unlimited), and
+ * no amendment writes null to lift a limit.
+ */
+function limits(): Vector[] {
+  const chain = R();
+  const amendWall = build(chain, [
+    ["c", ALICE, "0"],
+    ["a", ROOT, { wall_ms: 5000 }],
+  ]);
+  const child = sign(
+    childPayload(chain[0]!, ALICE, BOB, "inherits-limit", { budget: { uj: "1000" } }),
+    ALICE,
+  );
+  const ok = (id: string, desc: string, inp: JsonObject) =>
+    okCase(C, `c21-${id}`, desc, "checkpoint.verify", inp, checkpointVerify(inp) as Json);
+  const no = (id: string, set: JsonObject, desc: string) =>
+    errCase(
+      C,
+      `c21-${id}`,
+      desc,
+      "checkpoint.verify",
+      V(
+        chain,
+        build(chain, [
+          ["c", ALICE, "0"],
+          ["a", ROOT, set],
+        ]),
+      ),
+      "BadAmendment",
+    );
+  return [
+    ok("limit-unlimited-wall", "an unlimited wall_ms amended to 5000", V(chain, amendWall)),
+    ok(
+      "child-inherits-amended-limit",
+      "a child leaving wall_ms out inherits the amended 5000",
+      V([chain[0]!, child], amendWall, { log_of: 0 }),
+    ),
+    no("null-calls", { calls: null }, "an amendment may not write calls: null to lift the limit"),
+    no("null-wall", { wall_ms: null }, "an amendment may not write wall_ms: null to lift the limit"),
+  ];
+}
+
 export const klass: ConformanceClass = {
   id: C,
   title: "checkpoints and amendments",
   file: "standing.json",
   ops: { "checkpoint.verify": checkpointVerify },
-  generate: () => [...valid(), ...broken()],
+  generate: () => [...valid(), ...broken(), ...limits()],
 };

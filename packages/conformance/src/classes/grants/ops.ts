@@ -2,7 +2,9 @@
 // registered by exactly one class (handlerTable refuses duplicates); the others' vectors use it.
 import type { Envelope, Json, JsonObject } from "@sbx/wire";
 import {
+  budgetWithin,
   checkActions,
+  checkBudget,
   checkGrantSetDoc,
   checkResources,
   grantStore,
@@ -69,6 +71,13 @@ export const scopeCoversOp: Handler = (i) => {
     checkActions(x.actions);
   }
   return { covers: scopeCovers(p, c) };
+};
+
+/** budget.within (C13): two effective budgets, each checked, parent first → whether child lies within parent. */
+export const budgetWithinOp: Handler = (i) => {
+  const o = obj(i);
+  const parent = checkBudget(o.parent);
+  return { within: budgetWithin(checkBudget(o.child), parent) };
 };
 
 /** chain.verify (C16; used by C13–C15, C18): chain, roots, at_ms, optional revocations → effective grants. */
