@@ -15,7 +15,17 @@ set -eu
 SUITE=bookworm
 VARIANT=essential
 PACKAGES=python3-minimal
-MIRROR=${SBX_TEST_IMAGE_MIRROR:-http://deb.debian.org/debian}
+# The mirror: SBX_TEST_IMAGE_MIRROR, else the one this machine's apt already uses for the suite (its
+# deb822 .sources or its sources.list), so the image comes from where the host's packages come from.
+apt_mirror() {
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk -v s="$SUITE" '/^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) { print u; exit } }' "$f"
+  done | head -n 1
+  [ -f /etc/apt/sources.list ] && awk -v s="$SUITE" '$1 == "deb" && $3 == s { print $2; exit }' /etc/apt/sources.list
+}
+MIRROR=${SBX_TEST_IMAGE_MIRROR:-$(apt_mirror | head -n 1)}
+[ -n "$MIRROR" ] || { echo "scripts/test-image.sh: no apt source for $SUITE here; set SBX_TEST_IMAGE_MIRROR" >&2; exit 2; }
 # No recommends, no documentation: the smallest tree that still is a Debian system with python3.
 APTOPT='APT::Install-Recommends "false"'
 EXCLUDES='/usr/share/doc/* /usr/share/man/* /usr/share/locale/* /usr/share/info/*'

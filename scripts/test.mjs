@@ -92,6 +92,20 @@ if (!Number.isInteger(n) || n < 1) {
   );
   process.exit(2);
 }
+// The real Debian image (scripts/test-image.sh, built once per machine and cached): CI builds it in a
+// step of its own; without SBX_TEST_DEBIAN_IMAGE it is built here, for the files that run on it.
+if (process.env.SBX_TEST_DEBIAN_IMAGE === undefined && chosen.some((f) => f.includes("image-debian"))) {
+  const img = spawnSync("sh", [join(import.meta.dirname, "test-image.sh")], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+  });
+  const m = /^export SBX_TEST_DEBIAN_IMAGE=(.+)$/m.exec(img.stdout);
+  if (img.status === 0 && m) process.env.SBX_TEST_DEBIAN_IMAGE = m[1];
+  else
+    console.error(
+      "test: the Debian test image could not be built (scripts/test-image.sh); its tests will say so",
+    );
+}
 const scratch = mkdtempSync(join(tmpdir(), "sbx-test-"));
 const runs = [runFiles(shared, n, scratch, "shared"), runFiles(alone, 1, scratch, "alone")];
 rmSync(scratch, { recursive: true, force: true });
