@@ -3,8 +3,10 @@
 // - no-non-null-assertion is off: with noUncheckedIndexedAccess every indexed read is `T | undefined`,
 //   and `xs[i]!` after a bounds check is the idiom that states the checked invariant.
 // - node:test's `test()` returns a promise the runner itself awaits, so it is a known-safe call.
+// One rule of our own (scripts/lint/): `sbx/no-code-from-text`, no error code recovered from text.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { plugin as sbx } from "./scripts/lint/no-code-from-text.mjs";
 
 export default tseslint.config(
   { ignores: ["node_modules/**", "**/dist/**", "packages/host/native/**", "vectors/**"] },
@@ -14,7 +16,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { project: "./tsconfig.json", tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { sbx },
     rules: {
+      "sbx/no-code-from-text": "error",
       "@typescript-eslint/restrict-template-expressions": [
         "error",
         { allowNumber: true, allowBoolean: true, allowNullish: true },

@@ -2,10 +2,7 @@
 // a command is run: --help before `--` only, errors reported as one line by their class and code
 // (never parsed out of a message), and standard output that ends quietly when its reader goes away.
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { isWireError } from "@sbx/wire";
-import { isJcpError } from "@sbx/jcp-grant/grant";
-import { isSandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import { isHostError } from "@sbx/host";
+import { isCodedError } from "@sbx/wire";
 import { CliError, isCliError } from "./errors.ts";
 
 /** Exit codes of every command (documented in the README and in each --help). */
@@ -106,7 +103,10 @@ export function processIo(): Io {
   return processStreams;
 }
 
-/** Host codes that mean the input cannot be used at all (exit 2), not that it was refused. */
+/**
+ * Host codes that mean the input cannot be used at all (exit 2), not that it was refused; told by
+ * the code alone, so an error that crossed a process boundary (errorFromJson) exits the same.
+ */
 const UNUSABLE_HOST = new Set([
   "StoreUnusable",
   "GateUnavailable",
@@ -152,19 +152,20 @@ export function systemReason(code: string): string {
 
 /**
  * errorExit reports an error as one line on `io.err` and returns its exit code: a CliError is a
- * usage error or unusable input (2, with a pointer to --help for a bad command line); a coded refusal
- * of a library (WireError, JcpError, SandboxAttestError, HostError) is 1, except host codes that say
- * the input is unusable (2); a system error names its path (2); anything else is 2.
+ * usage error or unusable input (2, with a pointer to --help for a bad command line); any other coded
+ * error (a library's refusal, thrown here or by another process and rebuilt by errorFromJson) is 1,
+ * except host codes that say the input is unusable (2); a system error names its path (2); anything
+ * else is 2.
  */
 export function errorExit(prefix: string, e: unknown, io: Io): number {
   if (isCliError(e)) {
     const hint = e.code === "Usage" || e.code === "NoTrust" ? `; see ${prefix} --help` : "";
-    io.err(`${prefix}: ${e.code === "Usage" ? "" : `${e.code}: `}${e.message}${hint}`);
+    io.err(`${prefix}: ${e.code === "Usage" ? e.reason : e.message}${hint}`);
     return EXIT.usage;
   }
-  if (isWireError(e) || isJcpError(e) || isSandboxAttestError(e) || isHostError(e)) {
+  if (isCodedError(e)) {
     io.err(`${prefix}: ${e.message}`);
-    return isHostError(e) && UNUSABLE_HOST.has(e.code) ? EXIT.usage : EXIT.invalid;
+    return UNUSABLE_HOST.has(e.code) ? EXIT.usage : EXIT.invalid;
   }
   if (isSystemError(e)) {
     io.err(`${prefix}: cannot ${e.syscall} ${e.path ?? ""}: ${systemReason(e.code)}`);

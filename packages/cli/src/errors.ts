@@ -1,7 +1,7 @@
 // The one error class of @sbx/cli: a stable `code` for what made an invocation unusable (exit 2), a
 // one-line message that names the path or option at fault, and an optional cause. Refusals by the
 // libraries keep their own classes (WireError, JcpError, SandboxAttestError, HostError: exit 1).
-import type { WireErrorCode } from "@sbx/wire";
+import { CodedError, type WireErrorCode } from "@sbx/wire";
 
 /** Codes a command-line failure carries; every one exits 2 (usage error or unusable input). */
 export type CliErrorCode =
@@ -24,14 +24,8 @@ export type CliErrorCode =
   | WireErrorCode;
 
 /** The CLI's error class: `code` from CliErrorCode, a one-line message, an optional cause. */
-export class CliError extends Error {
+export class CliError extends CodedError<CliErrorCode> {
   override readonly name = "CliError";
-  readonly code: CliErrorCode;
-
-  constructor(code: CliErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 /** isCliError reports whether `e` is a CliError, optionally with `code`. */

@@ -93,8 +93,7 @@ export function readJsonInput(path: string, what: string, max = MAX_JSON_BYTES):
     return parseStrict(bytes, { maxBytes: max, maxDepth: MAX_JSON_DEPTH });
   } catch (e) {
     if (!isWireError(e)) throw e;
-    const detail = e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
-    throw new CliError(e.code, `${what} ${path}: ${detail}`, { cause: e });
+    throw new CliError(e.code, `${what} ${path}: ${e.reason}`, { cause: e });
   }
 }
 

@@ -1,13 +1,18 @@
 // The supervisor's control channel (lifecycle/control.ts): a supervisor that accepts a request and
 // goes away before answering (it was ending) is asked a resume again; once none listens,
 // askSupervisor resolves undefined so the caller resumes from the record itself. A resume that keeps
-// breaking, or a suspend or close that breaks, is ControlFailed; an answer that arrives is passed on.
+// breaking, or a suspend or close that breaks, is ControlFailed; an answer that arrives is passed on,
+// a refusal with its own code (errorToJson / errorFromJson), never ControlFailed in its place.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isCodedError, WireError } from "@sbx/wire";
+import { JcpError } from "@sbx/jcp-grant/grant";
+import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { HostError } from "@sbx/host";
 import { askSupervisor, serveControl } from "../src/commands/sbx/lifecycle/control.ts";
 
 function listen(path: string, onConn: (s: import("node:net").Socket) => void): Promise<Server> {
@@ -55,6 +60,65 @@ test("a resume that keeps breaking unanswered, or any other request that breaks,
     const served = await serveControl(path, () => Promise.resolve({ phase: "executing" }));
     assert.deepEqual(await askSupervisor(path, { op: "status" }), { result: { phase: "executing" } });
     await new Promise<void>((r) => served.close(() => r()));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a refusal crosses the socket with its code, reason and detail: Expired and Revoked are not ControlFailed", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-control-"));
+  const path = join(dir, "control.sock");
+  const refusals = [
+    new JcpError("Expired", "the grant expired at 1000"),
+    new JcpError("Revoked", "the grant is revoked"),
+    new WireError("BadSignature", "the signature does not verify"),
+    new HostError("RunBusy", "another sbx holds the run"),
+    new SandboxAttestError("ManifestRefused", "two members", {
+      members: [{ pointer: "/image", code: "ImageInvalid" }],
+    }),
+  ];
+  let next = 0;
+  const served = await serveControl(path, () => Promise.reject(refusals[next++]!));
+  try {
+    for (const sent of refusals)
+      await assert.rejects(askSupervisor(path, { op: "resume" }), (e: unknown) => {
+        assert.ok(isCodedError(e, sent.code), `${sent.code}: got ${String(e)}`);
+        assert.equal(e.reason, sent.reason, sent.code);
+        assert.deepEqual(e.detail, sent.detail, sent.code);
+        return true;
+      });
+  } finally {
+    await new Promise<void>((r) => served.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("what is not a coded error crosses as ControlFailed; a malformed answer is ControlFailed, never a crash", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sbx-control-"));
+  const path = join(dir, "control.sock");
+  const controlFailed = (e: unknown) => isCodedError(e, "ControlFailed");
+  try {
+    const served = await serveControl(path, () => Promise.reject(new Error("disk on fire")));
+    await assert.rejects(askSupervisor(path, { op: "status" }), controlFailed);
+    await new Promise<void>((r) => served.close(() => r()));
+    const answers = [
+      "not json",
+      "null",
+      JSON.stringify({ ok: false }),
+      JSON.stringify({ ok: "yes", result: 1 }),
+      // the form before errors crossed as {code, message, detail}: the code is not taken from it
+      JSON.stringify({ ok: false, lib: "other", code: "Expired", message: "Expired: x" }),
+      JSON.stringify({ ok: false, error: { code: "Expired", message: "x" } }),
+      JSON.stringify({ ok: false, error: { code: "expired", message: "x", detail: {} } }),
+    ];
+    for (const [i, answer] of answers.entries()) {
+      const at = join(dir, `fake-${String(i)}.sock`);
+      const fake = await listen(at, (sock) => {
+        sock.end(`${answer}\n`);
+        fake.close();
+      });
+      await assert.rejects(askSupervisor(at, { op: "status" }), controlFailed, answer);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

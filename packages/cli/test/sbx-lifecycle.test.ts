@@ -21,6 +21,11 @@ import {
 } from "./lifecycle-helpers.ts";
 import { flipObjectByte } from "../../host/test/store/tamper.ts";
 
+/** isCodeName: is `s` shaped as the specs name a failure (an upper-case letter, then letters and digits)? */
+function isCodeName(s: string): boolean {
+  return /^[A-Z][A-Za-z0-9]+$/.test(s);
+}
+
 function scratch(): string {
   return mkdtempSync(join("/var/tmp", "sbx-lifecycle-"));
 }
@@ -79,9 +84,11 @@ test("the whole lifecycle: run, suspend frozen, resume (thaw), a second resume r
       bad[at] = (bad[at] ?? 0) ^ 1;
       chmodSync(record, 0o644);
       writeFileSync(record, bad);
-      const vb = await sbx(["verify", record, "--trust", join(store, "host-key.pub.pem")]);
+      const vb = await sbx(["verify", record, "--json", "--trust", join(store, "host-key.pub.pem")]);
       assert.equal(vb.code, 1, `byte ${String(at)}: ${vb.out}`);
-      assert.match(vb.out + vb.err, /INVALID|[A-Z][a-zA-Z]+:/, `byte ${String(at)}`);
+      const { valid, error } = JSON.parse(vb.out) as { valid: boolean; error: { code: string } | null };
+      assert.equal(valid, false, `byte ${String(at)}`);
+      assert.ok(error !== null && isCodeName(error.code), `byte ${String(at)}: ${vb.out}`);
     }
     writeFileSync(record, bytes);
   } finally {

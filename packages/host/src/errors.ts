@@ -1,5 +1,6 @@
 // The one error class of @sbx/host: a stable `code` naming what the host refused or what broke on
 // disk, a human message, and an optional cause. Tests assert the code. Each module adds its codes.
+import { CodedError } from "@sbx/wire";
 
 /** Codes a host refusal carries. */
 export type HostErrorCode =
@@ -88,14 +89,8 @@ export type HostErrorCode =
   | "RunAmbiguous";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
-export class HostError extends Error {
+export class HostError extends CodedError<HostErrorCode> {
   override readonly name = "HostError";
-  readonly code: HostErrorCode;
-
-  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
-    super(`${code}: ${message}`, options);
-    this.code = code;
-  }
 }
 
 /** isHostError reports whether `e` is a HostError, optionally with `code`. */

@@ -1,5 +1,5 @@
 // JCP §4 failure codes. One error class for the package; tests assert the code, never the message.
-import type { WireErrorCode } from "@sbx/wire";
+import { CodedError, type WireErrorCode } from "@sbx/wire";
 
 /**
  * Codes a JCP refusal carries (jcp §4.1–§4.7). Wire-layer refusals met while opening a signed
@@ -57,14 +57,8 @@ export type JcpErrorCode =
   | "BrokenCheckpointLog";
 
 /** The package's one error class: a stable `code`, a message, and an optional cause. */
-export class JcpError extends Error {
+export class JcpError extends CodedError<JcpErrorCode> {
   override readonly name = "JcpError";
-  readonly code: JcpErrorCode;
-
-  constructor(code: JcpErrorCode, message: string, options?: { cause?: unknown }) {
-    super(`${code}: ${message}`, options);
-    this.code = code;
-  }
 }
 
 /** isJcpError reports whether `e` is a JcpError, optionally with the given code. */

@@ -1,5 +1,6 @@
 // The one error class of @sbx/sandbox-attest: a stable `code` named by the spec (§2.9, and each
 // section's own failure names), a human message, and an optional cause. Tests assert the code.
+import { CodedError } from "@sbx/wire";
 
 /** Codes a sandbox-attest refusal carries. Each section adds its own names to this union. */
 export type SandboxAttestErrorCode =
@@ -114,20 +115,22 @@ export interface MemberRefusal {
 }
 
 /** The sandbox-attest error class: `code` from SandboxAttestErrorCode, and a message. */
-export class SandboxAttestError extends Error {
+export class SandboxAttestError extends CodedError<SandboxAttestErrorCode> {
   override readonly name = "SandboxAttestError";
-  readonly code: SandboxAttestErrorCode;
   /** Every offending member, where a refusal names several (§14); empty otherwise. */
   readonly members: readonly MemberRefusal[];
 
+  /** A refusal naming several members carries them in its `detail` too, so they cross a boundary. */
   constructor(
     code: SandboxAttestErrorCode,
     message: string,
     options?: { cause?: unknown; members?: readonly MemberRefusal[] },
   ) {
-    super(`${code}: ${message}`, options);
-    this.code = code;
-    this.members = options?.members ?? [];
+    const members = options?.members ?? [];
+    const detail =
+      members.length === 0 ? {} : { members: members.map((m) => ({ pointer: m.pointer, code: m.code })) };
+    super(code, message, { cause: options?.cause, detail });
+    this.members = members;
   }
 }
 

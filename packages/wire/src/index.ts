@@ -1,6 +1,6 @@
 // @sbx/wire: the conventions of sandbox-attest §2, shared by every other package.
-export { WireError, isWireError } from "./errors.ts";
-export type { WireErrorCode } from "./errors.ts";
+export { CodedError, isCodedError, errorToJson, errorFromJson, WireError, isWireError } from "./errors.ts";
+export type { ErrorDetail, ErrorJson, WireErrorCode } from "./errors.ts";
 export {
   toHex,
   fromHex,

@@ -33,7 +33,7 @@ export interface FleetCheck {
 
 function refusal(e: unknown): Verdict {
   if (!isWireError(e) && !isSandboxAttestError(e)) throw e;
-  return { ok: false, code: e.code, message: e.message };
+  return { ok: false, code: e.code, message: e.reason };
 }
 
 /** verdictOf runs a check and turns a refusal of the project's libraries into a verdict. */

@@ -47,7 +47,7 @@ export interface GrantsCheck {
 
 function refusal(e: unknown): { code: string; message: string } {
   if (!isWireError(e) && !isJcpError(e) && !isSandboxAttestError(e)) throw e;
-  return { code: e.code, message: e.message };
+  return { code: e.code, message: e.reason };
 }
 
 function envelopes(b: RunBundle): Envelope[] {

@@ -84,7 +84,7 @@ interface Ctx {
 /** codeOf reads a refusal of the project's libraries; anything else is a defect and is rethrown. */
 function codeOf(e: unknown): { code: string; message: string } {
   if (!isWireError(e) && !isSandboxAttestError(e)) throw e;
-  return { code: e.code, message: e.message };
+  return { code: e.code, message: e.reason };
 }
 
 function note(ctx: Ctx, o: Omit<ObjectCheck, "path"> & { path?: string }): void {
@@ -300,7 +300,7 @@ function checkTree(ctx: Ctx, root: Digest, n: number): void {
             ...leaf,
             state: "invalid",
             code: e.code,
-            message: e.message,
+            message: e.reason,
             bytes: bytes?.length ?? null,
           });
           throw e;

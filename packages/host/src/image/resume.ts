@@ -30,7 +30,7 @@ export function checkPinnedImage(store: ImageStore, image: string): PinnedImageC
     for (const l of manifest.layers) store.verifyBlob(l.hex);
     return { ok: true, hex: pinned.sha256 };
   } catch (e) {
-    if (e instanceof HostError) return { ok: false, code: e.code, message: e.message };
+    if (e instanceof HostError) return { ok: false, code: e.code, message: e.reason };
     throw e;
   }
 }

@@ -346,8 +346,8 @@ export interface PgRunVerification {
 
 /** readRefusal tells a refusal of the database reader (a coded error of the chain) from a failure. */
 function readRefusal(e: unknown): { code: string; message: string } | null {
-  if (isHostError(e) && e.code === "StoreCorrupt") return { code: e.code, message: e.message };
-  if (isSandboxAttestError(e) || isWireError(e)) return { code: e.code, message: e.message };
+  if (isHostError(e) && e.code === "StoreCorrupt") return { code: e.code, message: e.reason };
+  if (isSandboxAttestError(e) || isWireError(e)) return { code: e.code, message: e.reason };
   return null;
 }
 

@@ -290,7 +290,7 @@ function withIndex<T>(i: number, fn: () => T): T {
     return fn();
   } catch (e) {
     if (e instanceof SandboxAttestError)
-      throw new SandboxAttestError(e.code, `segment ${i}: ${e.message.replace(/^\w+: /, "")}`, { cause: e });
+      throw new SandboxAttestError(e.code, `segment ${i}: ${e.reason}`, { cause: e, members: e.members });
     throw e;
   }
 }

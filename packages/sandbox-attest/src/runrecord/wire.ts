@@ -184,7 +184,7 @@ function commit(r: RunRecord, seg: Segment, canonical: Uint8Array, stated: Diges
     head = r.appendStated(seg, canonical, stated);
   } catch (e) {
     if (isSandboxAttestError(e))
-      throw new SandboxAttestError(e.code, `line ${line}: ${e.message.replace(/^\w+: /, "")}`, { cause: e });
+      throw new SandboxAttestError(e.code, `line ${line}: ${e.reason}`, { cause: e, members: e.members });
     throw e;
   }
   if (head !== null)

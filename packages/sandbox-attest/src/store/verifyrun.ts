@@ -6,7 +6,7 @@
 // Last, every journal the caller holds (§13.7.3 item 3) is walked from the root its attestation
 // signs and checked node by node, so a changed journal is refused by every verifier of the run.
 // Pure: the caller supplies the bytes and the objects (a directory, a database, an archive).
-import { digestBytes, isWireError, type Amount, type Digest } from "@sbx/wire";
+import { digestBytes, isCodedError, isWireError, type Amount, type Digest } from "@sbx/wire";
 import { verifyAttestation, type VerifiedAttestation } from "../attestation/verify.ts";
 import { verifyInterval } from "../attestation/interval.ts";
 import { isSandboxAttestError, SandboxAttestError } from "../errors.ts";
@@ -54,6 +54,7 @@ export interface RunChecked {
 /** The result of verifying a run. Never thrown for a bad record or object: `error` holds the first. */
 export interface RunVerification {
   readonly valid: boolean;
+  /** The first refusal: its code, and its message without the code (the reason). */
   readonly error: { readonly code: string; readonly message: string } | null;
   /** The decoded record, or null when the record itself did not verify. */
   readonly record: RunRecord | null;
@@ -233,10 +234,8 @@ function checkJournals(ctx: Ctx, o: RunObjects): void {
 // A refusal is told by its class: a coded error of the wire layer or of sandbox-attest is the verdict;
 // `isVerdict` (the caller's) may admit its own layer's coded errors; anything else is rethrown.
 function errorOf(e: unknown, isVerdict?: (e: unknown) => boolean): { code: string; message: string } {
-  if (isWireError(e) || isSandboxAttestError(e) || isVerdict?.(e) === true) {
-    const c = e as { code: string; message: string };
-    return { code: c.code, message: c.message };
-  }
+  if ((isWireError(e) || isSandboxAttestError(e) || isVerdict?.(e) === true) && isCodedError(e))
+    return { code: e.code, message: e.reason };
   throw e;
 }
 

@@ -70,7 +70,7 @@ function printReport(r: FilesReport, t: Trust, io: Io): void {
   io.out(
     r.valid
       ? `verdict: ${verdict(t)}`
-      : `verdict: INVALID  ${r.error?.code ?? ""}: ${r.error?.message.replace(/^\w+: /, "") ?? ""}`,
+      : `verdict: INVALID  ${r.error?.code ?? ""}: ${r.error?.message ?? ""}`,
   );
 }
 

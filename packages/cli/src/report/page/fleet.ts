@@ -3,13 +3,13 @@
 // picks, checked in the page against the signed root and total; a reader may edit or paste a proof.
 import type { FleetItem } from "@sbx/sandbox-attest/fleet";
 import type { FleetCheck, Verdict } from "../fleetcheck.ts";
-import { bare, esc, sortedBarsSvg } from "./svg.ts";
+import { esc, sortedBarsSvg } from "./svg.ts";
 
 /** verdictBanner shows one verdict as the page's banner. */
 export function fleetVerdictHtml(c: FleetCheck): string {
   const bad = !c.receipt.ok ? c.receipt : !c.items.ok ? c.items : null;
   if (bad !== null)
-    return `<div class="verdict invalid" id="verdict" data-verdict="INVALID" data-code="${esc(bad.code)}">INVALID <code>${esc(bad.code)}</code> ${esc(bare(bad.message))}</div>`;
+    return `<div class="verdict invalid" id="verdict" data-verdict="INVALID" data-code="${esc(bad.code)}">INVALID <code>${esc(bad.code)}</code> ${esc(bad.message)}</div>`;
   const word = c.trusted ? "VALID" : "UNTRUSTED";
   return `<div class="verdict ${word.toLowerCase()}" id="verdict" data-verdict="${word}" data-code="">${word} <span>receipt signature checked${c.trusted ? " by a trusted host" : ", but no trusted key was given"}; the items rebuild its root and total</span></div>`;
 }
@@ -18,7 +18,7 @@ export function fleetVerdictHtml(c: FleetCheck): string {
 export function proofVerdictHtml(v: Verdict, what: string): string {
   if (v.ok)
     return `<div class="verdict valid" id="proof-verdict" data-verdict="VALID" data-code="">proof VALID <span>${esc(what)}</span></div>`;
-  return `<div class="verdict invalid" id="proof-verdict" data-verdict="INVALID" data-code="${esc(v.code)}">proof INVALID <code>${esc(v.code)}</code> ${esc(bare(v.message))}</div>`;
+  return `<div class="verdict invalid" id="proof-verdict" data-verdict="INVALID" data-code="${esc(v.code)}">proof INVALID <code>${esc(v.code)}</code> ${esc(v.message)}</div>`;
 }
 
 function itemOption(it: FleetItem, i: number): string {

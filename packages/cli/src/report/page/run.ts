@@ -4,13 +4,13 @@ import type { JournalEvent } from "@sbx/sandbox-attest/journal";
 import type { Segment } from "@sbx/sandbox-attest/runrecord";
 import { NO_GRANTS, type GrantsCheck } from "../grants.ts";
 import type { ObjectCheck, RunCheck } from "../verify.ts";
-import { bare, esc, timelineSvg, type Span } from "./svg.ts";
+import { esc, timelineSvg, type Span } from "./svg.ts";
 import { energySvg, energyTableHtml, type EnergyBar } from "./energy.ts";
 
 /** verdictHtml is the banner: VALID, UNTRUSTED (no trusted key given) or INVALID with the code. */
 export function verdictHtml(c: RunCheck, trust: readonly string[]): string {
   if (!c.valid && c.error !== null)
-    return `<div class="verdict invalid" id="verdict" data-verdict="INVALID" data-code="${esc(c.error.code)}">INVALID <code>${esc(c.error.code)}</code> ${esc(bare(c.error.message))}</div>`;
+    return `<div class="verdict invalid" id="verdict" data-verdict="INVALID" data-code="${esc(c.error.code)}">INVALID <code>${esc(c.error.code)}</code> ${esc(c.error.message)}</div>`;
   const word = c.trusted ? "VALID" : "UNTRUSTED";
   const why = c.trusted
     ? `every signature checked, every signer among the ${trust.length} trusted key(s)`
@@ -172,7 +172,7 @@ export function eventsHtml(c: RunCheck): string {
 
 function objectRow(o: ObjectCheck): string {
   const code = o.code !== null ? `<code class="code">${esc(o.code)}</code> ` : "";
-  return `<tr class="object state-${o.state}" data-address="${esc(o.address)}" data-code="${esc(o.code ?? "")}"><td>${o.state}</td><td>${o.kind}</td><td>${o.segment || ""}</td><td>${esc(o.path)}</td><td><code>${esc(o.address)}</code></td><td>${o.bytes ?? ""}</td><td>${code}${esc(bare(o.message ?? ""))}</td></tr>`;
+  return `<tr class="object state-${o.state}" data-address="${esc(o.address)}" data-code="${esc(o.code ?? "")}"><td>${o.state}</td><td>${o.kind}</td><td>${o.segment || ""}</td><td>${esc(o.path)}</td><td><code>${esc(o.address)}</code></td><td>${o.bytes ?? ""}</td><td>${code}${esc(o.message ?? "")}</td></tr>`;
 }
 
 /** objectsHtml lists every object with its address and its own verdict; invalid rows come first. */
@@ -196,11 +196,11 @@ export function grantsHtml(g: GrantsCheck): string {
   if (!g.present)
     return `<p class="muted">No grant set embedded: the store holds none at this run's grants_id.</p>`;
   if (g.error !== null)
-    return `<p class="bad-text" id="grants-verdict" data-code="${esc(g.error.code)}">grant set INVALID <code class="code">${esc(g.error.code)}</code> ${esc(bare(g.error.message))}</p>`;
+    return `<p class="bad-text" id="grants-verdict" data-code="${esc(g.error.code)}">grant set INVALID <code class="code">${esc(g.error.code)}</code> ${esc(g.error.message)}</p>`;
   const rows = g.grants.map((v) => {
     const state = v.error === null ? "valid" : "invalid";
     const code =
-      v.error !== null ? `<code class="code">${esc(v.error.code)}</code> ${esc(bare(v.error.message))}` : "";
+      v.error !== null ? `<code class="code">${esc(v.error.code)}</code> ${esc(v.error.message)}` : "";
     const links = v.chain
       .map(
         (l, i) =>

@@ -7,11 +7,6 @@ export function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** bare drops the leading "Code: " a library message carries, since the page shows the code beside it. */
-export function bare(message: string): string {
-  return message.replace(/^[A-Z]\w*: /, "");
-}
-
 /** A span on the timeline: an executed interval, a parked span, or an instant (close). */
 export interface Span {
   readonly n: number;

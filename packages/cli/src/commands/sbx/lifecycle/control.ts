@@ -1,15 +1,12 @@
 // The supervisor's control channel: a unix socket in the run's runtime directory (mode 0700, so
 // only this host's root reaches it). One request per connection, one JSON line each way. A refusal
-// crosses as its library's class and code, so `sbx suspend` and `sbx resume` exit exactly as they
-// would had they acted themselves.
+// crosses as a structured value, `{code, message, detail}` (errorToJson), and is rebuilt with its
+// code (errorFromJson), so `sbx suspend` and `sbx resume` exit exactly as they would had they acted
+// themselves; no code is read back out of a message.
 import { createConnection, createServer, type Server } from "node:net";
 import { chmodSync, unlinkSync } from "node:fs";
-import {
-  isSandboxAttestError,
-  SandboxAttestError,
-  type SandboxAttestErrorCode,
-} from "@sbx/sandbox-attest/runrecord";
-import { HostError, isHostError, type HostErrorCode } from "@sbx/host";
+import { errorFromJson, errorToJson, isCodedError, type ErrorJson } from "@sbx/wire";
+import { HostError } from "@sbx/host";
 
 /** A request to a supervisor. */
 export type ControlRequest =
@@ -18,29 +15,40 @@ export type ControlRequest =
   | { readonly op: "close"; readonly outcome: string | null }
   | { readonly op: "status" };
 
+/** The supervisor's answer: its result, or its refusal as a coded error's JSON form. */
 type Reply =
-  | { readonly ok: true; readonly result: unknown }
-  | {
-      readonly ok: false;
-      readonly lib: "attest" | "host" | "other";
-      readonly code: string;
-      readonly message: string;
-    };
+  { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: ErrorJson };
 
 const MAX_LINE = 64 * 1024;
 
+/** replyOf is the refusal `e` as it crosses: a coded error keeps its code; anything else is ControlFailed. */
 function replyOf(e: unknown): Reply {
+  if (isCodedError(e)) return { ok: false, error: errorToJson(e) };
   const msg = e instanceof Error ? e.message : String(e);
-  const strip = (code: string) => (msg.startsWith(`${code}: `) ? msg.slice(code.length + 2) : msg);
-  if (isSandboxAttestError(e)) return { ok: false, lib: "attest", code: e.code, message: strip(e.code) };
-  if (isHostError(e)) return { ok: false, lib: "host", code: e.code, message: strip(e.code) };
-  return { ok: false, lib: "other", code: "Error", message: msg };
+  return { ok: false, error: errorToJson(new HostError("ControlFailed", `the supervisor failed: ${msg}`)) };
 }
 
-function errorOf(r: Extract<Reply, { ok: false }>): Error {
-  if (r.lib === "attest") return new SandboxAttestError(r.code as SandboxAttestErrorCode, r.message);
-  if (r.lib === "host") return new HostError(r.code as HostErrorCode, r.message);
-  return new HostError("ControlFailed", `the supervisor failed: ${r.message}`);
+/** answerOf reads the supervisor's answer line: its result, or its refusal rebuilt with its code. */
+function answerOf(line: string): { result: unknown } | Error {
+  let r: { ok?: unknown; result?: unknown; error?: unknown } | null;
+  try {
+    r = JSON.parse(line) as typeof r;
+  } catch (e) {
+    return new HostError("ControlFailed", "the supervisor's answer is not JSON", { cause: e });
+  }
+  if (r?.ok === true) return { result: r.result };
+  return refusalOf(r?.ok === false ? r.error : undefined);
+}
+
+/** refusalOf rebuilds a refusal that crossed (errorFromJson); ControlFailed when it is not one. */
+function refusalOf(error: unknown): Error {
+  try {
+    return errorFromJson(error);
+  } catch (e) {
+    return new HostError("ControlFailed", "the supervisor's answer is neither a result nor a coded error", {
+      cause: e,
+    });
+  }
 }
 
 /** serveControl listens on `path` (a stale socket file is replaced) and answers each request with `handle`. */
@@ -133,9 +141,9 @@ function askOnce(path: string, req: ControlRequest): Promise<{ result: unknown }
         reject(new Unanswered("the supervisor ended without answering"));
         return;
       }
-      const r = JSON.parse(line) as Reply;
-      if (r.ok) resolve({ result: r.result });
-      else reject(errorOf(r));
+      const answer = answerOf(line);
+      if (answer instanceof Error) reject(answer);
+      else resolve(answer);
     });
   });
 }
