@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonicalize, type Digest } from "@sbx/wire";
+import { canonicalize, parseDigest, toHex, type Digest } from "@sbx/wire";
 import { makePolicy, policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";

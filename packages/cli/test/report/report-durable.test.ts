@@ -5,7 +5,7 @@
 // store is refused.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";

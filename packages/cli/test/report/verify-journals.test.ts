@@ -7,7 +7,7 @@
 // VALID (journals were never kept) and the count of journals checked says so.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatDigest, type Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";

@@ -59,13 +59,7 @@ export class StatCache {
     const boot = bootId();
     mkdirSync(dir, { recursive: true });
     const at = fsNow(tempPath(join(store.root, "tmp")));
-    return new StatCache(
-      store,
-      file,
-      boot === "" ? new Map<string, Cached>() : readCache(file, boot),
-      at,
-      boot,
-    );
+    return new StatCache(store, file, boot === "" ? new Map() : readCache(file, boot), at, boot);
   }
 
   /**
