@@ -97,13 +97,12 @@ export function storeArgOf(s: RunStore): string {
 }
 
 /**
- * snapshotRun snapshots workspace `ws` of run `run` (§13.8) into the run store: into the file store,
- * or into the host's staging store and then streamed into PostgreSQL (SharedRunStore.pushTree).
- * Files unchanged since the run's last snapshot on this host are not read again (its stat cache).
+ * snapshotRun snapshots workspace `ws` (§13.8) into the run store: into the file store, or into
+ * the host's staging store and then streamed into PostgreSQL (SharedRunStore.pushTree).
  */
-export async function snapshotRun(s: RunStore, ws: string, run: Digest): Promise<SnapshotResult> {
-  if (!(s instanceof SharedRunStore)) return snapshotDir(s, ws, { run });
-  const snap = snapshotDir(s.local, ws, { run });
+export async function snapshotRun(s: RunStore, ws: string): Promise<SnapshotResult> {
+  if (!(s instanceof SharedRunStore)) return snapshotDir(s, ws);
+  const snap = snapshotDir(s.local, ws);
   await s.pushTree(snap.fs_root);
   return snap;
 }

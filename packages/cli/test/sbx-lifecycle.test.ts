@@ -19,7 +19,6 @@ import {
   waitFor,
   workspaceWithAgent,
 } from "./lifecycle-helpers.ts";
-import { flipObjectByte } from "../../host/test/store/tamper.ts";
 
 /** isCodeName: is `s` shaped as the specs name a failure (an upper-case letter, then letters and digits)? */
 function isCodeName(s: string): boolean {
@@ -104,14 +103,16 @@ test("released: a tampered snapshot object is SnapshotMismatch, nothing appended
     assert.equal(s.code, 0, s.err);
     const fs = FileStore.open(store);
     // The object holding the agent's state ("2\n") is changed in the store.
-    const obj = digestBytes(utf8("2\n"));
-    flipObjectByte(fs, obj); // "3\n"
+    const obj = fs.objectPath(digestBytes(utf8("2\n")));
+    const orig = readFileSync(obj);
+    chmodSync(obj, 0o644);
+    writeFileSync(obj, "3\n");
     const before = await kinds(store, id);
     const r = await sbx(["resume", id, "--store", store]);
     assert.equal(r.code, 1);
     assert.match(r.err, /SnapshotMismatch/);
     assert.deepEqual(await kinds(store, id), before);
-    flipObjectByte(fs, obj);
+    writeFileSync(obj, orig);
     const ok = await sbx(["resume", id, "--store", store, ...FINISH_AGENT]);
     assert.equal(ok.code, 0, ok.err);
     assert.match(ok.out, /did step 3\ndid step 4\ndid step 5/);

@@ -27,10 +27,10 @@ export interface ObjectSource {
 /** fileObjects reads a file store's objects as stored. */
 export function fileObjects(store: FileStore): ObjectSource {
   return {
-    object: (a) => store.readRawSync(a),
+    object: (a) => rawOf(store.objectPath(a)),
     size: (a) => {
-      const at = store.locate(a);
-      return at === null ? null : BigInt(at.offset === 0 ? statSync(at.path).size : at.size);
+      const p = store.objectPath(a);
+      return existsSync(p) ? BigInt(statSync(p).size) : null;
     },
     signed: (a) => rawOf(store.signedPath(a)),
   };

@@ -13,7 +13,6 @@ import { readStoredJournal } from "@sbx/sandbox-attest/journal";
 import { unb64, type RunBundle } from "../../src/report/bundle.ts";
 import { checkRun } from "../../src/report/verify.ts";
 import { FINISH_AGENT, sbx, startAgentRun, workspaceWithAgent } from "../lifecycle-helpers.ts";
-import { flipObjectByte } from "../../../host/test/store/tamper.ts";
 
 const DATA_OPEN = '<script type="application/json" id="sbx-data">';
 
@@ -69,7 +68,11 @@ test("sbx run --store keeps every interval's journal; sbx report RUN shows and c
     }
     // A byte of a stored node changed: the report of the run refuses that journal with the code.
     const fs = FileStore.open(store);
-    flipObjectByte(fs, roots[1]!, 0);
+    const path = fs.objectPath(roots[1]!);
+    const bytes = readFileSync(path);
+    bytes[0] = bytes[0]! ^ 0x01;
+    chmodSync(path, 0o644);
+    writeFileSync(path, bytes);
     const out2 = join(dir, "report2.html");
     assert.equal((await sbx(["report", id, "--store", store, "--trust", key, "--out", out2])).code, 0);
     const bad = checkRun(bundleOf(readFileSync(out2, "utf8")), trust);

@@ -28,7 +28,6 @@ import {
   type Tab,
 } from "./browser.ts";
 import { durableRun, HOST, type DurableRun } from "./durable-run.ts";
-import { replaceObject } from "../../../host/test/store/tamper.ts";
 
 let session: Session | undefined;
 let page: Tab;
@@ -58,12 +57,14 @@ function flipByte(b64: string, at?: number): { text: string; bytes: Uint8Array }
   return { text: toBase64(bytes), bytes };
 }
 
-/** storeVerdict runs `sbx verify --json` on a copy of the run's store changed by `put` to hold `bytes`. */
-async function storeVerdict(put: (s: FileStore, b: Uint8Array) => void, bytes: Uint8Array) {
+/** storeVerdict runs `sbx verify --json` on a copy of the run's store with `file` replaced by `bytes`. */
+async function storeVerdict(rel: (s: FileStore) => string, bytes: Uint8Array) {
   const dir = mkdtempSync(join(tmpdir(), "sbx-report-store-"));
   cpSync(run.store.root, join(dir, "store"), { recursive: true });
   const copy = FileStore.open(join(dir, "store"), { readOnly: true });
-  put(copy, bytes);
+  const path = rel(copy);
+  chmodSync(path, 0o644);
+  writeFileSync(path, bytes);
   const r = await sbx(["verify", copy.recordPath(run.id), "--json", "--trust", HOST.did]);
   return JSON.parse(r.out) as { valid: boolean; error: { code: string } | null };
 }
@@ -145,16 +146,13 @@ async function tampered(): Promise<void> {
       what: "a snapshot file",
       address: run.leaf,
       table: "objects" as const,
-      put: (s: FileStore, b: Uint8Array) => replaceObject(s, run.leaf, b),
+      rel: (s: FileStore) => s.objectPath(run.leaf),
     },
     {
       what: "an attestation",
       address: run.attestation,
       table: "signed" as const,
-      put: (s: FileStore, b: Uint8Array) => {
-        chmodSync(s.signedPath(run.attestation), 0o644);
-        writeFileSync(s.signedPath(run.attestation), b);
-      },
+      rel: (s: FileStore) => s.signedPath(run.attestation),
     },
   ];
   for (const c of cases) {
@@ -167,7 +165,7 @@ async function tampered(): Promise<void> {
       flipped = f.bytes;
     });
     const o: PageOutcome = await openReport(page, bad);
-    const cli = await storeVerdict(c.put, flipped);
+    const cli = await storeVerdict(c.rel, flipped);
     assert.equal(o.verdict, "INVALID", c.what);
     assert.equal(cli.valid, false, c.what);
     assert.equal(o.code, cli.error?.code, `${c.what}: page and sbx verify name the same code`);

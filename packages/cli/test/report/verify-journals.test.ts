@@ -15,7 +15,6 @@ import { runCli } from "../../src/main.ts";
 import type { RunBundle } from "../../src/report/bundle.ts";
 import { checkRun } from "../../src/report/verify.ts";
 import { durableRun, HOST } from "./durable-run.ts";
-import { flipObjectByte, removeObject } from "../../../host/test/store/tamper.ts";
 
 const DATA_OPEN = '<script type="application/json" id="sbx-data">';
 
@@ -87,7 +86,11 @@ test("sbx verify walks every stored journal and gives the page's code for a chan
     assert.match(text.out, /2 journals \(\d+ events\)/);
 
     const flip = (store: FileStore, a: Digest) => {
-      flipObjectByte(store, a, store.locate(a)!.size - 1);
+      const path = store.objectPath(a);
+      const bytes = readFileSync(path);
+      bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0x01;
+      chmodSync(path, 0o644);
+      writeFileSync(path, bytes);
     };
     const cases: [string, (s: FileStore) => void, string][] = [
       ["a byte of interval 2's root node", (s) => flip(s, run.journalRoots[1]!), "ObjectMismatch"],
@@ -98,12 +101,12 @@ test("sbx verify walks every stored journal and gives the page's code for a chan
       ],
       [
         "a node below interval 1's root deleted",
-        (s) => removeObject(s, childOf(s, run.journalRoots[0]!)),
+        (s) => rmSync(s.objectPath(childOf(s, run.journalRoots[0]!))),
         "ObjectMissing",
       ],
       [
         "interval 2's whole journal root deleted, interval 1's kept",
-        (s) => removeObject(s, run.journalRoots[1]!),
+        (s) => rmSync(s.objectPath(run.journalRoots[1]!)),
         "ObjectMissing",
       ],
     ];
@@ -123,7 +126,7 @@ test("sbx verify walks every stored journal and gives the page's code for a chan
     // No journal kept at all (both roots gone): the journals were never kept; the run is VALID and
     // the count says none was checked.
     const none = copy();
-    for (const r of run.journalRoots) removeObject(FileStore.open(none.root), r);
+    for (const r of run.journalRoots) rmSync(none.store.objectPath(r));
     const got = await verdicts(none.root, run.id);
     assert.equal(got.cli.code, 0);
     assert.equal(got.cli.journals, 0);

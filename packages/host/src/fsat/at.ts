@@ -17,7 +17,6 @@ import {
   rmdirSync,
   symlinkSync,
   unlinkSync,
-  type BigIntStats,
   type Stats,
 } from "node:fs";
 import { HostError } from "../errors.ts";
@@ -65,11 +64,6 @@ export function listAt(dirFd: number): Buffer[] {
 /** lstatAt stats `name` in `dirFd` without following it; null when it is gone. */
 export function lstatAt(dirFd: number, name: string | Buffer): Stats | null {
   return lstatSync(atPath(dirFd, name), { throwIfNoEntry: false }) ?? null;
-}
-
-/** lstatAtNs is lstatAt with nanosecond times and 64-bit fields (a stat identity, §13.8). */
-export function lstatAtNs(dirFd: number, name: string | Buffer): BigIntStats | null {
-  return lstatSync(atPath(dirFd, name), { bigint: true, throwIfNoEntry: false }) ?? null;
 }
 
 /**

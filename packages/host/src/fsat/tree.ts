@@ -93,30 +93,17 @@ export function digestAt(root: string, rel: string): { digest: Digest; size: num
 
 /**
  * hashOpenFile hashes at most `limit` bytes of an open file from offset 0 (positional reads: the
- * descriptor's offset is untouched), handing each chunk read to `onChunk` when given.
+ * descriptor's offset is untouched), handing each chunk read to `onChunk` when given. A file that
+ * fits in one chunk is hashed in one call: creating a streaming hasher costs more than hashing a
+ * small file, and workspaces are mostly small files.
  */
 export function hashOpenFile(
   fd: number,
   limit: number,
   onChunk?: (chunk: Uint8Array) => void,
 ): { digest: Digest; size: number } {
-  return hashOpenRange(fd, 0, limit, onChunk);
-}
-
-/**
- * hashOpenRange hashes at most `limit` bytes of an open file from offset `start` (an object in a
- * pack, §13.7), as hashOpenFile does. A range that fits in one chunk is hashed in one call:
- * creating a streaming hasher costs more than hashing a small file, and workspaces are mostly
- * small files.
- */
-export function hashOpenRange(
-  fd: number,
-  start: number,
-  limit: number,
-  onChunk?: (chunk: Uint8Array) => void,
-): { digest: Digest; size: number } {
   const buf = CHUNK_BUF; // synchronous use only, so one buffer serves every call
-  const first = readSync(fd, buf, 0, Math.min(CHUNK, limit), start);
+  const first = readSync(fd, buf, 0, Math.min(CHUNK, limit), 0);
   onChunk?.(buf.subarray(0, first));
   if (first < CHUNK || first >= limit) return { digest: digestBytes(buf.subarray(0, first)), size: first };
   const h = createBlake3();
@@ -124,7 +111,7 @@ export function hashOpenRange(
   let size = first;
   for (
     let n;
-    size < limit && (n = readSync(fd, buf, 0, Math.min(CHUNK, limit - size), start + size)) > 0;
+    size < limit && (n = readSync(fd, buf, 0, Math.min(CHUNK, limit - size), size)) > 0;
     size += n
   ) {
     h.update(buf.subarray(0, n));

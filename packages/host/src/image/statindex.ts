@@ -30,7 +30,7 @@ export interface StatIndex {
 }
 
 /** A little slack below `at`: a file written just before the probe may share its clock tick. */
-export const SLACK_NS = 20_000_000n;
+const SLACK_NS = 20_000_000n;
 
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 

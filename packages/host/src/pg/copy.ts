@@ -6,7 +6,7 @@
 // genesis, and compared byte for byte with the source. A copy interrupted half-way is resumed by
 // running it again: what is already there is kept, a record already there continues from its head
 // if it is a prefix of the source's, and one that diverges is refused (`RecordDiverged`).
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -82,14 +82,16 @@ export async function listRecords(s: AnyStore): Promise<Digest[]> {
 /** copyObject streams one object from `from` to `to`, refusing bytes that are not `a`; returns its size. */
 async function copyObject(from: AnyStore, to: AnyStore, a: Digest): Promise<number> {
   if (to instanceof PgStore) {
-    const src = from instanceof FileStore ? from.objectStream(a, CHUNK_BYTES) : await from.getObjectStream(a);
+    const src =
+      from instanceof FileStore
+        ? createReadStream(from.objectPath(a), { highWaterMark: CHUNK_BYTES })
+        : await from.getObjectStream(a);
     if (src === null) throw new HostError("StoreCorrupt", `object ${a} vanished during the copy`);
     return (await to.putObjectStream(src, a)).size;
   }
   if (from instanceof FileStore) {
-    const got = to.copyFromSync(from, a);
-    if (got === null) throw new HostError("StoreCorrupt", `object ${a} vanished during the copy`);
-    return arrived(a, got.address, got.size);
+    const { address, size } = to.putFileSync(from.objectPath(a), true);
+    return arrived(a, address, size);
   }
   // PostgreSQL → file: through a temporary file, so a large object is never whole in memory.
   const src = await from.getObjectStream(a);

@@ -17,7 +17,7 @@
 // record's bytes, verified from genesis by the database reader, and every object verification asks
 // for; then the file store's own verification runs on the mirror, so nothing is trusted because it
 // came from the database.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -173,8 +173,7 @@ export class SharedRunStore implements Store {
     let bytes = 0;
     for (const n of nodes) {
       if (have.has(n.address)) continue;
-      const src = this.local.objectStream(n.address, CHUNK_BYTES);
-      if (src === null) throw new SandboxAttestError("ObjectMissing", `object ${n.address} vanished locally`);
+      const src = createReadStream(this.local.objectPath(n.address), { highWaterMark: CHUNK_BYTES });
       bytes += (await this.pg.putObjectStream(src, n.address)).size;
       moved++;
     }
@@ -227,7 +226,7 @@ export class SharedRunStore implements Store {
         if (e.kind === "dir") await visit(e.digest, `${path}/${e.name}`);
         else {
           seen.add(e.digest);
-          if (this.local.hasObjectSync(e.digest)) continue;
+          if (existsSync(this.local.objectPath(e.digest))) continue;
           bytes += await this.#fetch(e.digest, `${path}/${e.name}`, BigInt(e.size)); // its verified size
           moved++;
         }
@@ -268,7 +267,7 @@ export class SharedRunStore implements Store {
           return s;
         },
         checkLeaf: (a) => {
-          if (!this.local.hasObjectSync(a)) want.add(a);
+          if (!existsSync(this.local.objectPath(a))) want.add(a);
         },
       };
       verifyRun(bytes, objs, { expectId: id });
@@ -319,7 +318,7 @@ export class SharedRunStore implements Store {
           // not a directory: names nothing
         }
       for (const c of below) {
-        if (tried.has(c) || this.local.hasObjectSync(c)) continue;
+        if (tried.has(c) || existsSync(this.local.objectPath(c))) continue;
         tried.add(c);
         if (!(await this.pg.hasObject(c))) continue;
         await this.#fetch(c, "named by a fetched object");

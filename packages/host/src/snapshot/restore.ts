@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { fromUtf8, parseAmount, type Digest } from "@sbx/wire";
 import { parseFsDir, SandboxAttestError, type FsEntry } from "@sbx/sandbox-attest/runrecord";
 import { HostError, isHostError } from "../errors.ts";
-import { hashOpenRange } from "../fsat/tree.ts";
+import { hashOpenFile } from "../fsat/tree.ts";
 import {
   closeQuiet,
   createFileAt,
@@ -31,14 +31,21 @@ function missing(addr: Digest, path: string): never {
   throw new SandboxAttestError("ObjectMissing", `object ${addr} (${path}) is not in the store`);
 }
 
+function openObject(store: FileStore, addr: Digest, path: string): number {
+  try {
+    return openSync(store.objectPath(addr), "r");
+  } catch (e) {
+    if (errnoOf(e) === "ENOENT") missing(addr, path);
+    throw e;
+  }
+}
+
 function restoreFile(store: FileStore, e: FsEntry, dirFd: number, path: string): void {
-  const at = store.locate(e.digest) ?? missing(e.digest, path);
-  const inFd = openSync(at.path, "r");
+  const inFd = openObject(store, e.digest, path);
   try {
     const outFd = createFileAt(dirFd, e.name, 0o600);
     try {
-      const limit = at.offset === 0 ? Number.MAX_SAFE_INTEGER : at.size;
-      const r = hashOpenRange(inFd, at.offset, limit, (c) => writeFully(outFd, c, null, "restore"));
+      const r = hashOpenFile(inFd, Number.MAX_SAFE_INTEGER, (c) => writeFully(outFd, c, null, "restore"));
       if (r.digest !== e.digest || BigInt(r.size) !== parseAmount(e.size))
         throw new SandboxAttestError(
           "ObjectMismatch",

@@ -16,11 +16,7 @@
 // (`TreeTooDeep`), refused here so that what a suspend writes a resume can always read; an OS
 // error reading the workspace (`WorkspaceUnreadable`). Not recorded: owners, times, extended
 // attributes; hard links are stored as separate files (same content object).
-//
-// Every object goes into the store's pack for this batch (hashed and stored in one pass over the
-// bytes) and the pack is sealed once, at the end: the snapshot's durability costs two fsyncs. With
-// a run's stat cache (./statcache.ts) a file unchanged since the run's last snapshot is not read.
-import { closeSync, fstatSync, type BigIntStats, type Stats } from "node:fs";
+import { closeSync, type Stats } from "node:fs";
 import { formatAmount, type Digest } from "@sbx/wire";
 import {
   encodeFsDir,
@@ -31,9 +27,8 @@ import {
   type FsEntry,
 } from "@sbx/sandbox-attest/runrecord";
 import { HostError, isHostError } from "../errors.ts";
-import { errnoOf, listAt, lstatAtNs, openDirAt, openFileAt, openRoot, readlinkAt } from "../fsat/at.ts";
+import { errnoOf, listAt, lstatAt, openDirAt, openFileAt, openRoot, readlinkAt } from "../fsat/at.ts";
 import type { FileStore } from "../store/filestore.ts";
-import { StatCache } from "./statcache.ts";
 
 /** What a snapshot produced: the root and what it holds. */
 export interface SnapshotResult {
@@ -42,14 +37,6 @@ export interface SnapshotResult {
   readonly dirs: number;
   readonly symlinks: number;
   readonly bytes: number;
-  /** Files taken unread from the run's stat cache (0 without one). */
-  readonly unread: number;
-}
-
-/** Options of a snapshot. */
-export interface SnapshotOptions {
-  /** The run whose stat cache to use and renew (§13.8): files unchanged since its last snapshot are not read. */
-  readonly run?: Digest;
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });
@@ -57,7 +44,6 @@ const RETRIES = 8;
 
 interface Walk {
   readonly store: FileStore;
-  readonly cache: StatCache | null;
   readonly acc: { files: number; dirs: number; symlinks: number; bytes: number };
 }
 
@@ -76,33 +62,24 @@ function entryName(raw: Buffer, dir: string): string {
   return name;
 }
 
-function permBits(st: Stats | BigIntStats, path: string): number {
-  const mode = Number(st.mode);
-  if ((mode & 0o7000) !== 0)
+function permBits(st: Stats, path: string): number {
+  if ((st.mode & 0o7000) !== 0)
     throw new HostError(
       "UnsupportedMode",
-      `${path} has setuid, setgid or sticky bits (${(mode & 0o7777).toString(8)})`,
+      `${path} has setuid, setgid or sticky bits (${(st.mode & 0o7777).toString(8)})`,
     );
-  return mode & 0o777;
+  return st.mode & 0o777;
 }
 
-function fileOf(w: Walk, name: string, mode: number, c: { digest: Digest; size: number }): FsEntry {
-  w.acc.files++;
-  w.acc.bytes += c.size;
-  return { name, kind: "file", mode, size: formatAmount(BigInt(c.size)), digest: c.digest };
-}
-
-function fileEntry(w: Walk, dirFd: number, name: string, path: string, st: BigIntStats): FsEntry | "changed" {
-  const cached = w.cache?.take(path, st) ?? null;
-  if (cached !== null) return fileOf(w, name, permBits(st, path), cached);
+function fileEntry(w: Walk, dirFd: number, name: string, path: string): FsEntry | "changed" {
   const f = openFileAt(dirFd, name);
   if (f === null) return "changed";
   try {
     const mode = permBits(f.st, path);
-    const id = w.cache === null ? null : fstatSync(f.fd, { bigint: true });
     const { address, size } = w.store.putFdSync(f.fd, f.st.size, true);
-    if (id !== null) w.cache?.read(path, id, address, size);
-    return fileOf(w, name, mode, { digest: address, size });
+    w.acc.files++;
+    w.acc.bytes += size;
+    return { name, kind: "file", mode, size: formatAmount(BigInt(size)), digest: address };
   } finally {
     closeSync(f.fd);
   }
@@ -141,10 +118,10 @@ function dirEntry(w: Walk, dirFd: number, name: string, path: string, depth: num
 // One entry: lstat says what to open, the opened descriptor says what it is. null: it is gone.
 function entryOf(w: Walk, dirFd: number, name: string, path: string, depth: number): FsEntry | null {
   for (let i = 0; i < RETRIES; i++) {
-    const st = lstatAtNs(dirFd, name);
+    const st = lstatAt(dirFd, name);
     if (st === null) return null;
     let e: FsEntry | "changed";
-    if (st.isFile()) e = fileEntry(w, dirFd, name, path, st);
+    if (st.isFile()) e = fileEntry(w, dirFd, name, path);
     else if (st.isDirectory()) e = dirEntry(w, dirFd, name, path, depth);
     else if (st.isSymbolicLink()) e = linkEntry(w, dirFd, name, path);
     else throw new HostError("UnsupportedFileKind", `${path} is not a file, directory or symbolic link`);
@@ -177,46 +154,25 @@ function visitDir(w: Walk, dirFd: number, path: string, depth: number): { digest
 
 /**
  * snapshotDir stores the tree under `dir` (§13.8) and returns its filesystem root; durable when it
- * returns (the batch's pack is sealed). With `run`, files unchanged since that run's last snapshot
- * are taken from its stat cache unread, and the cache is renewed. Throws the HostError codes listed
- * above, and the store's `StoreWriteFailed` when the store cannot be written; never a raw OS error.
+ * returns (deferred directory fsyncs are flushed). Throws the HostError codes listed above, and the
+ * store's `StoreWriteFailed` when the store cannot be written; never a raw OS error.
  */
-export function snapshotDir(store: FileStore, dir: string, opts: SnapshotOptions = {}): SnapshotResult {
+export function snapshotDir(store: FileStore, dir: string): SnapshotResult {
+  const w: Walk = { store, acc: { files: 0, dirs: 0, symlinks: 0, bytes: 0 } };
   let rootFd: number;
   try {
     rootFd = openRoot(dir);
   } catch (e) {
     throw coded(e, dir);
   }
-  const cache = opts.run === undefined ? null : openCache(store, opts.run);
-  const w: Walk = { store, cache, acc: { files: 0, dirs: 0, symlinks: 0, bytes: 0 } };
   try {
     const root = visitDir(w, rootFd, "", 0).digest;
     store.syncPending();
-    saveCache(cache);
-    return { fs_root: root, ...w.acc, unread: cache?.hits ?? 0 };
+    return { fs_root: root, ...w.acc };
   } catch (e) {
     throw coded(e, dir);
   } finally {
     closeSync(rootFd);
-  }
-}
-
-// The cache only saves reading: one that cannot be opened or saved means every file is read
-// (a store that cannot be written refuses the snapshot itself, with its own code).
-function openCache(store: FileStore, run: Digest): StatCache | null {
-  try {
-    return StatCache.open(store, run);
-  } catch {
-    return null;
-  }
-}
-
-function saveCache(cache: StatCache | null): void {
-  try {
-    cache?.save();
-  } catch {
-    /* the next snapshot of the run reads every file */
   }
 }
 

@@ -1,21 +1,18 @@
 // §13.8 Verification of a stored snapshot tree without restoring it: every directory object checked
 // against its address, every leaf object re-hashed (streamed) and its size compared with its entry.
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { type Digest } from "@sbx/wire";
 import { SandboxAttestError, walkFsTree, type FsTreeStats } from "@sbx/sandbox-attest/runrecord";
-import { hashOpenRange } from "../fsat/tree.ts";
+import { hashOpenFile } from "../fsat/tree.ts";
 import type { FileStore } from "../store/filestore.ts";
 
-/**
- * hashStoredObject streams an object's bytes (a loose file, or its range of a pack) through BLAKE3;
- * returns its digest and size, or null when absent.
- */
+/** hashStoredObject streams an object file through BLAKE3; returns its digest and size, or null when absent. */
 export function hashStoredObject(store: FileStore, address: Digest): { digest: Digest; size: bigint } | null {
-  const at = store.locate(address);
-  if (at === null) return null;
-  const fd = openSync(at.path, "r");
+  const p = store.objectPath(address);
+  if (!existsSync(p)) return null;
+  const fd = openSync(p, "r");
   try {
-    const r = hashOpenRange(fd, at.offset, at.offset === 0 ? Number.MAX_SAFE_INTEGER : at.size);
+    const r = hashOpenFile(fd, Number.MAX_SAFE_INTEGER);
     return { digest: r.digest, size: BigInt(r.size) };
   } finally {
     closeSync(fd);

@@ -1,16 +1,12 @@
 // §13.7 The file-backed store, the embedded default. A directory:
 //   sbx-store            marker with the format name
-//   objects/<2 hex>/<62 hex>        raw bytes whose BLAKE3 is the address (a loose object)
-//   packs/<64 hex>.pack             the objects of one batch of deferred puts (pack.ts)
+//   objects/<2 hex>/<62 hex>        raw bytes whose BLAKE3 is the address
 //   signed/<2 hex>/<62 hex>.json    a DSSE envelope (JCS) stored under its payload's address
 //   records/…                       run records (see records.ts)
 //   tmp/<pid>-<random>              temp files; those of dead processes are swept on open
-// A loose object is written to a temp file, fsynced, renamed into place, and its directory fsynced.
-// Deferred puts (a snapshot, a journal, an import: many objects acknowledged together) go into one
-// pack instead, sealed by syncPending with two fsyncs however many objects it holds.
+// Every object is written to a temp file, fsynced, renamed into place, and its directory fsynced.
 import {
   closeSync,
-  createReadStream,
   existsSync,
   fsyncSync,
   lstatSync,
@@ -18,12 +14,9 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  readSync,
-  statSync,
   unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import {
   canonicalBytes,
   parseCanonical,
@@ -41,9 +34,8 @@ import type { RunRecord, Segment } from "@sbx/sandbox-attest/runrecord";
 import { checkObject, type Store } from "@sbx/sandbox-attest/store";
 import { HostError, isHostError } from "../errors.ts";
 import { hashOpenFile } from "../fsat/tree.ts";
-import { publishRename, removeQuiet, tempPath, TEMP_NAME, writeTemp } from "./durable.ts";
+import { fsyncDir, publishRename, removeQuiet, tempPath, TEMP_NAME, writeTemp } from "./durable.ts";
 import { faultPoint, writeFully } from "./fault.ts";
-import { PackIndex, PackWriter, type ObjectLocation } from "./pack.ts";
 import {
   appendRecordLine,
   createRecordFile,
@@ -107,28 +99,10 @@ function readIfPresent(path: string): Buffer | null {
   }
 }
 
-/** readRange reads an object's range of a pack (a short read: the pack was cut, and the hash says so). */
-function readRange(at: ObjectLocation): Buffer {
-  const fd = openSync(at.path, "r");
-  try {
-    const b = Buffer.alloc(at.size);
-    let got = 0;
-    for (let n; got < at.size && (n = readSync(fd, b, got, at.size - got, at.offset + got)) > 0;) got += n;
-    return b.subarray(0, got);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The file-backed Store. Its methods are synchronous underneath; the Store interface is async. */
 export class FileStore implements Store {
   readonly root: string;
-  /** The pack deferred puts go into until syncPending seals it. */
-  #pack: PackWriter | null = null;
-  /** The sealed packs read so far, newest first, by file name. */
-  readonly #packs = new Map<string, PackIndex>();
-  /** The packs folder's ctime when it was last listed ("" never; racy listings are repeated). */
-  #packsListed = "";
+  readonly #dirty = new Set<string>();
   /** Per record, the state this store last verified or wrote: appends continue from it (records.ts). */
   readonly #verified = new Map<Digest, VerifiedRecord>();
 
@@ -203,49 +177,42 @@ export class FileStore implements Store {
     return recordPaths(this.root, id).file;
   }
 
-  #publish(tmp: string, dest: string): void {
+  #publish(tmp: string, dest: string, deferDirSync: boolean): void {
     if (existsSync(dest)) {
       removeQuiet(tmp);
       return;
     }
     try {
-      publishRename(tmp, dest, true);
+      publishRename(tmp, dest, !deferDirSync);
     } catch (e) {
       removeQuiet(tmp); // gone already when the rename happened and only the directory sync failed
       throw e;
     }
+    if (deferDirSync) this.#dirty.add(join(dest, ".."));
   }
 
   /**
-   * putObjectSync stores bytes; with `batch` into this batch's pack (one pass, no fsync), durable at
-   * syncPending(). `StoreWriteFailed` when the store cannot be written (no temp file is left behind).
+   * putObjectSync stores bytes; with `deferDirSync` the directory fsync waits for syncPending().
+   * `StoreWriteFailed` when the store cannot be written (no temp file is left behind).
    */
-  putObjectSync(bytes: Uint8Array, batch = false): Digest {
+  putObjectSync(bytes: Uint8Array, deferDirSync = false): Digest {
     const address = digestBytes(bytes);
-    if (batch)
-      return storeWrite(`object ${address}`, () => this.#writer().appendBytes(bytes, address, this.#held));
     const dest = this.objectPath(address);
     if (!existsSync(dest))
-      storeWrite(`object ${address}`, () => this.#publish(writeTemp(join(this.root, "tmp"), bytes), dest));
+      storeWrite(`object ${address}`, () =>
+        this.#publish(writeTemp(join(this.root, "tmp"), bytes), dest, deferDirSync),
+      );
     return address;
   }
-
-  #writer(): PackWriter {
-    this.#pack ??= new PackWriter(join(this.root, "tmp"));
-    return this.#pack;
-  }
-
-  /** Whether the object is held already (a duplicate is not kept twice; no refresh of the packs). */
-  readonly #held = (a: Digest): boolean => this.#find(parseDigest(a), false) !== null;
 
   /**
    * putFileSync stores a file's content (a path the host controls) and returns its address and
    * size. For a file in a tree a unit controls, open it with ../fsat and use putFdSync.
    */
-  putFileSync(path: string, batch = false): { address: Digest; size: number } {
+  putFileSync(path: string, deferDirSync = false): { address: Digest; size: number } {
     const fd = openSync(path, "r");
     try {
-      return this.putFdSync(fd, Number.MAX_SAFE_INTEGER, batch);
+      return this.putFdSync(fd, Number.MAX_SAFE_INTEGER, deferDirSync);
     } finally {
       closeSync(fd);
     }
@@ -257,8 +224,7 @@ export class FileStore implements Store {
    * copying, so what is stored is exactly what is addressed even if the file changed in between.
    * `StoreWriteFailed` when the store cannot be written (the temp file is removed).
    */
-  putFdSync(fd: number, limit: number, batch = false): { address: Digest; size: number } {
-    if (batch) return storeWrite("file object", () => this.#writer().appendFd(fd, 0, limit, this.#held));
+  putFdSync(fd: number, limit: number, deferDirSync = false): { address: Digest; size: number } {
     const first = hashFd(fd, limit, null);
     if (existsSync(this.objectPath(first.address))) return first;
     return storeWrite("file object", () => {
@@ -275,109 +241,23 @@ export class FileStore implements Store {
         removeQuiet(tmp);
         throw e;
       }
-      this.#publish(tmp, this.objectPath(copied.address));
+      this.#publish(tmp, this.objectPath(copied.address), deferDirSync);
       return copied;
     });
   }
 
-  /**
-   * copyFromSync copies object `address` of the store `from` into this batch's pack, hashed on the
-   * way (one pass); returns the address and size it arrived as, or null when `from` lacks it.
-   */
-  copyFromSync(from: FileStore, address: Digest): { address: Digest; size: number } | null {
-    const at = from.locate(address);
-    if (at === null) return null;
-    const fd = openSync(at.path, "r");
-    try {
-      const limit = at.offset === 0 ? Number.MAX_SAFE_INTEGER : at.size;
-      return storeWrite("file object", () => this.#writer().appendFd(fd, at.offset, limit, this.#held));
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  /**
-   * syncPending seals this batch's pack (fsync, rename into packs/, fsync of the folder): every
-   * deferred put is durable after it. Nothing to seal costs nothing.
-   */
+  /** syncPending fsyncs every directory a deferred put changed; a snapshot is durable after it. */
   syncPending(): void {
-    const pack = this.#pack;
-    this.#pack = null;
-    storeWrite("pack", () => {
-      const sealed = pack?.seal(join(this.root, "packs")) ?? null;
-      if (sealed !== null) this.#addPack(sealed);
+    storeWrite("directory sync", () => {
+      for (const d of this.#dirty) fsyncDir(d);
     });
-  }
-
-  #addPack(path: string): void {
-    const name = path.slice(path.lastIndexOf("/") + 1);
-    if (!this.#packs.has(name)) this.#packs.set(name, PackIndex.read(path));
-  }
-
-  // Packs sealed by other writers since the last listing (a listing in the same clock tick as the
-  // folder's last change is repeated at the next miss, so no pack is overlooked).
-  #refreshPacks(): boolean {
-    const dir = join(this.root, "packs");
-    const st = statSync(dir, { bigint: true, throwIfNoEntry: false });
-    if (st === undefined) return false;
-    const stamp = `${st.ino}:${st.ctimeNs}`;
-    if (stamp === this.#packsListed) return false;
-    const before = this.#packs.size;
-    for (const n of readdirSync(dir)) if (/^[0-9a-f]{64}\.pack$/.test(n)) this.#addPack(join(dir, n));
-    const racy = BigInt(Date.now()) * 1_000_000n - st.ctimeNs < 2_000_000_000n;
-    this.#packsListed = racy ? "" : stamp;
-    return this.#packs.size > before;
-  }
-
-  #find(raw: Uint8Array, refresh: boolean): ObjectLocation | null {
-    const hex = toHex(raw);
-    const loose = join(this.root, "objects", hex.slice(0, 2), hex.slice(2));
-    const st = statSync(loose, { throwIfNoEntry: false });
-    if (st !== undefined) return { path: loose, offset: 0, size: st.size };
-    const open = this.#pack?.find(hex) ?? null;
-    if (open !== null) return open;
-    for (const p of this.#packs.values()) {
-      const at = p.find(raw);
-      if (at !== null) return at;
-    }
-    return refresh && this.#refreshPacks() ? this.#find(raw, false) : null;
-  }
-
-  /**
-   * locate says where the bytes of object `address` are: a loose object file (offset 0), or a
-   * range of a pack (§13.7); null when the store does not hold it. Not checked against the address:
-   * a reader hashes what it reads (getObjectSync, ../snapshot/verify.ts).
-   */
-  locate(address: Digest): ObjectLocation | null {
-    return this.#find(parseDigest(address), true);
-  }
-
-  /** hasObjectSync reports whether the store holds object `address`. */
-  hasObjectSync(address: Digest): boolean {
-    return this.locate(address) !== null;
+    this.#dirty.clear();
   }
 
   /** getObjectSync returns the checked bytes of an object (`ObjectMismatch`), or null when absent. */
   getObjectSync(address: Digest): Uint8Array | null {
-    const b = this.readRawSync(address);
-    return b === null ? null : checkObject(address, b);
-  }
-
-  /** readRawSync returns an object's bytes as stored, not checked against its address; null when absent. */
-  readRawSync(address: Digest): Uint8Array | null {
-    const at = this.locate(address);
-    if (at === null) return null;
-    const b = at.offset === 0 ? readIfPresent(at.path) : readRange(at);
-    return b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.length);
-  }
-
-  /** objectStream streams an object's bytes as stored (a loose file whole, a pack's range); null when absent. */
-  objectStream(address: Digest, highWaterMark: number): Readable | null {
-    const at = this.locate(address);
-    if (at === null) return null;
-    if (at.offset === 0) return createReadStream(at.path, { highWaterMark });
-    if (at.size === 0) return Readable.from([]);
-    return createReadStream(at.path, { highWaterMark, start: at.offset, end: at.offset + at.size - 1 });
+    const b = readIfPresent(this.objectPath(address));
+    return b === null ? null : checkObject(address, new Uint8Array(b));
   }
 
   putObject(bytes: Uint8Array): Promise<Digest> {
@@ -387,7 +267,7 @@ export class FileStore implements Store {
     return Promise.resolve().then(() => this.getObjectSync(address));
   }
   hasObject(address: Digest): Promise<boolean> {
-    return Promise.resolve().then(() => this.hasObjectSync(address));
+    return Promise.resolve(existsSync(this.objectPath(address)));
   }
   putSigned(env: Envelope): Promise<Digest> {
     const address = envelopeAddress(env);
@@ -395,7 +275,7 @@ export class FileStore implements Store {
     return Promise.resolve().then(() => {
       if (!existsSync(dest))
         storeWrite(`signed ${address}`, () =>
-          this.#publish(writeTemp(join(this.root, "tmp"), canonicalBytes(env)), dest),
+          this.#publish(writeTemp(join(this.root, "tmp"), canonicalBytes(env)), dest, false),
         );
       return address;
     });

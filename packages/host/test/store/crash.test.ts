@@ -26,7 +26,6 @@ import { digestBytes, formatDigest, fromHex, utf8, type Digest } from "@sbx/wire
 import { decodeRecord, runGenesis } from "@sbx/sandbox-attest/runrecord";
 import { FileStore, recordPaths } from "../../src/store/index.ts";
 import { hashStoredObject, verifyStoredTree } from "../../src/snapshot/index.ts";
-import { PackIndex } from "../../src/store/pack.ts";
 
 const KILLS = Number(process.env.SBX_CRASH_KILLS ?? "200");
 const ID = runGenesis(digestBytes(utf8("crash-unit")), digestBytes(utf8("crash-grants")));
@@ -96,14 +95,6 @@ function checkStore(root: string, acked: Acked, what: string): void {
       const addr = formatDigest(fromHex(dir + f));
       assert.equal(hashStoredObject(store, addr)?.digest, addr, `${what}: object ${addr} is corrupt`);
     }
-  // Every sealed pack: its layout checked on reading, every object in it matching its address.
-  for (const f of existsSync(join(root, "packs")) ? readdirSync(join(root, "packs")) : []) {
-    const pack = PackIndex.read(join(root, "packs", f));
-    for (const raw of pack.addresses()) {
-      const addr = formatDigest(raw);
-      assert.equal(hashStoredObject(store, addr)?.digest, addr, `${what}: packed object ${addr} is corrupt`);
-    }
-  }
   for (const a of acked.objs)
     assert.ok(store.getObjectSync(a) !== null, `${what}: acknowledged object ${a} lost`);
   for (const s of acked.snaps) verifyStoredTree(store, s);

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FileStore, verifyRecordFiles } from "../../src/store/index.ts";
+import { verifyRecordFiles } from "../../src/store/index.ts";
 import { fixtureRun } from "./fixture-run.ts";
 
 function files(dir: string): string[] {
@@ -33,7 +33,6 @@ test("flipping any single byte of the record or of any referenced object is refu
     run.recordPath,
     ...files(join(run.store.root, "objects")),
     ...files(join(run.store.root, "signed")),
-    ...files(join(run.store.root, "packs")),
   ];
   const codes = new Map<string, number>();
   let flips = 0;
@@ -44,8 +43,7 @@ test("flipping any single byte of the record or of any referenced object is refu
       const b = Buffer.from(orig);
       b[i]! ^= 0x01;
       writeFileSync(path, b);
-      // A store opened afresh: a pack's index is read (and checked) when it is opened.
-      const r = verifyRecordFiles(run.recordPath, FileStore.open(run.store.root, { readOnly: true }));
+      const r = verifyRecordFiles(run.recordPath, run.store);
       assert.equal(r.valid, false, `${path} byte ${i} flipped was accepted`);
       codes.set(r.error!.code, (codes.get(r.error!.code) ?? 0) + 1);
       flips++;

@@ -34,7 +34,7 @@ export async function suspendDirect(store: RunStore, id: Digest): Promise<Record
         "RunNotLive",
         "this host holds no workspace of the run to snapshot; close it instead",
       );
-    const snap = await snapshotRun(store, ws, id);
+    const snap = await snapshotRun(store, ws);
     const ref = { fs_root: snap.fs_root, manifest: await manifestOf(store, record.unitId) };
     const head = await store.appendSegment(id, record.head, {
       kind: "suspended",

@@ -33,13 +33,9 @@ async function readUnit(store: RunStore, id: Digest): Promise<UnitDescriptor> {
   return parseUnit(parseCanonical(bytes));
 }
 
-/**
- * restoreOffered restores the parked snapshot of run `id` and returns what was restored,
- * re-addressed (every file read; the run's stat cache then knows the restored files).
- */
+/** restoreOffered restores the parked snapshot and returns what was restored, re-addressed. */
 async function restoreOffered(
   store: RunStore,
-  id: Digest,
   ref: SnapshotRef,
   ws: string,
 ): Promise<{ offered: SnapshotRef; bytes: bigint }> {
@@ -55,7 +51,7 @@ async function restoreOffered(
     throw e;
   }
   faultPoint("durable:restored");
-  const again = await snapshotRun(store, ws, id);
+  const again = await snapshotRun(store, ws);
   return { offered: { fs_root: again.fs_root, manifest: ref.manifest }, bytes: BigInt(again.bytes) };
 }
 
@@ -100,7 +96,7 @@ export async function resumeByRestore(r: RestoreInput, io: Io): Promise<Supervis
     // §5.5.5: the run's exec policy gates the resumed sandbox too, or the resume is refused.
     const gated = await policyOfRun(r.store, unit, vr);
     ws = r.workspace ?? join(mkdtempSync(join(tmpdir(), "sbx-resume-")), "work");
-    const { offered, bytes } = await restoreOffered(r.store, rec.genesis, ref, ws);
+    const { offered, bytes } = await restoreOffered(r.store, ref, ws);
     // jcp §4.5, §4.7: a run under grants resumes only under its grant in force (granted-resume.ts).
     granted = await grantOfRun({ ...r, sandbox }, unit, rec, ws, (l) => io.err(`sbx: ${l}`));
     writeInfo(paths, { workspace: ws, key: r.keyRef });

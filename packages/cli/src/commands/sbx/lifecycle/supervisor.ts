@@ -235,7 +235,7 @@ export class Supervisor {
         if (!(e instanceof HostError && e.code === "RunNotLive")) throw e;
       }
     if (sealed !== null) await this.#record(sealed);
-    const snap = await snapshotRun(this.#i.store, this.#i.sandbox.workspace, this.#i.id);
+    const snap = await snapshotRun(this.#i.store, this.#i.sandbox.workspace);
     faultPoint("durable:snapshot-stored");
     const ref: SnapshotRef = { fs_root: snap.fs_root, manifest: this.#i.manifest };
     const atMs = Math.max(Date.now(), sealed?.receipt.receipt.end_ms ?? 0);
@@ -274,7 +274,7 @@ export class Supervisor {
     if (p === null || this.#released) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
     await readVerifiedRun(this.#i.store, this.#i.id);
     await this.#i.governance?.mayResume();
-    const now = await snapshotRun(this.#i.store, this.#i.sandbox.workspace, this.#i.id);
+    const now = await snapshotRun(this.#i.store, this.#i.sandbox.workspace);
     const offered: SnapshotRef = { fs_root: now.fs_root, manifest: p.ref.manifest };
     const sat = await checkEnvironment(this.#i.store, p.ref.manifest, hostOffer(this.#i.store.root));
     const resident = residentBytes(this.#live.cgroupDirs) ?? p.resident;
