@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { EXIT, processIo, runCommand, type Command, type Io } from "./command.ts";
+import type { Command, Io } from "./command.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Command modules share this module's extension: .ts in src/, .js in dist/ (scripts/build.mjs).
@@ -63,12 +63,17 @@ function findCommand(cmds: readonly Command[], argv: readonly string[]): [Comman
 }
 
 /** runCli runs one invocation of a tool and returns its exit code. */
-export async function runCli(tool: Tool, argv: string[], io: Io = processIo()): Promise<number> {
-  // The version needs no command module: answered before they load, so it starts fast.
+export async function runCli(tool: Tool, argv: string[], given?: Io): Promise<number> {
+  // The version needs no command module, nor the libraries command.ts brings in (the wire package
+  // with its BLAKE3 and Ed25519): answered before anything loads, so it starts fast.
   if (argv[0] === "--version" || argv[0] === "-V") {
-    io.out(`${tool} ${version()}`);
-    return EXIT.ok;
+    const line = `${tool} ${version()}`;
+    if (given) given.out(line);
+    else process.stdout.write(`${line}\n`);
+    return 0;
   }
+  const { EXIT, processIo, runCommand } = await import("./command.ts");
+  const io = given ?? processIo();
   const cmds = await loadCommands(tool);
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     io.out(toolHelp(tool, cmds));
