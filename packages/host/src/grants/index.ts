@@ -2,7 +2,7 @@
 // live budget check.
 export { fsPath, mapScope, requireWorkspace } from "./scopes.ts";
 export type { ScopeMap } from "./scopes.ts";
-export { budgetWatch, LIVE_PERIOD_MS } from "./live.ts";
+export { budgetWatch, LIVE_PERIOD_MS, periodFloorUj } from "./live.ts";
 export type { BudgetWatch } from "./live.ts";
 export { loopbackPorts, startForwarders, NET_DIR } from "./netfwd.ts";
 export type { Forwarders } from "./netfwd.ts";
