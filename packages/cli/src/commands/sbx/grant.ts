@@ -17,6 +17,7 @@ import {
   loopbackPorts,
   mapScope,
   periodFloorUj,
+  refuseUnsupported,
   requireWorkspace,
   type ScopeMap,
   startForwarders,
@@ -263,6 +264,10 @@ export function prepareGrantRun(
   const envs = envSet[0]!;
   const grants = chains[0]!;
   const folder = sandbox.workspaceFolder ?? "/work";
+  refuseUnsupported(
+    leaves.map((l) => l.scope),
+    folder,
+  );
   const map = unionMap(leaves, folder);
   const mode = requireWorkspace(map, folder);
   // The chains in force now: a single chain's leaf as its issuer's amendments leave it (jcp §4.7).
