@@ -61,6 +61,7 @@ interface RunJson {
     period_ms: number;
     max_period_uj: string;
     remaining_uj: string;
+    overshoot_uj: string;
   };
 }
 
@@ -100,9 +101,11 @@ test("a CPU-burning unit under a 2 J budget is stopped with BudgetExhausted with
     // The debit cites the interval's attestation and energy receipt by address.
     const debit = payloadOf(j.grant.receipt) as {
       uj: string;
+      overshoot_uj?: string;
       cites: { attestation: string; energy: string };
     };
-    assert.equal(debit.uj, j.energy.total_uj);
+    // jcp §4.3 "Overshoot": the debit is the energy up to the budget, the rest recorded beside it.
+    assert.equal(BigInt(debit.uj) + BigInt(debit.overshoot_uj ?? "0"), spent);
     assert.deepEqual({ ...debit.cites }, { attestation: envelopeAddress(att), energy: j.receipt });
     // jcp verify --ledger replays the ledger whole and agrees with the run.
     const v = await cli("jcp", [
@@ -111,12 +114,12 @@ test("a CPU-burning unit under a 2 J budget is stopped with BudgetExhausted with
     ]);
     assert.equal(v.code, 0, v.err);
     const led = (JSON.parse(v.out) as { ledger: { receipts: number; spent_uj: string } }).ledger;
-    assert.deepEqual(led, { ...led, receipts: 1, spent_uj: j.energy.total_uj });
+    assert.deepEqual(led, { ...led, receipts: 1, spent_uj: debit.uj });
     console.log(
       `budget 2000000 µJ: spent ${spent} µJ (${Number(spent) / 20_000}% of budget), period ${j.grant.period_ms} ms, one period's most ${j.grant.max_period_uj} µJ, bound ${bound} µJ, wall ${wall} ms`,
     );
     // Nothing left to spend beyond what remains: a second run starts only while budget remains.
-    assert.equal(BigInt(j.grant.remaining_uj), 2_000_000n - spent);
+    assert.equal(BigInt(j.grant.remaining_uj), 2_000_000n - BigInt(debit.uj));
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }
@@ -281,7 +284,10 @@ test("an issuer's amendment lowering the budget stops a running unit at the next
     const spent = BigInt(j.energy.total_uj);
     // Under its original 100 J the busy loop would have run for half a minute; the amended 1 J stops it.
     assert.ok(spent <= 1_000_000n + BigInt(j.grant.max_period_uj), `spent ${spent} µJ under an amended 1 J`);
-    assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - spent);
+    // Past the amended budget, what is left is 0 and the rest is the recorded overshoot (jcp §4.3).
+    const within = spent < 1_000_000n ? spent : 1_000_000n;
+    assert.equal(BigInt(j.grant.remaining_uj), 1_000_000n - within);
+    assert.equal(BigInt(j.grant.overshoot_uj), spent - within);
     console.log(`amended to 1 J while running: stopped having spent ${spent} µJ after ${wall} ms`);
   } finally {
     rmSync(s.dir, { recursive: true, force: true });

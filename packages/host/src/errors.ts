@@ -65,6 +65,7 @@ export type HostErrorCode =
   | "WorkspaceFolderUnusable"
   // jcp grants governing a run: the grants do not cover what the run needs
   | "GrantsInsufficient"
+  | "ResourceUnsupported"
   | "BudgetExhausted"
   // the PostgreSQL store: the server cannot be reached within the retry time; a row that does not
   // match what its chain or its address says (altered in the database)

@@ -27,6 +27,7 @@ export type JcpErrorCode =
   | "BrokenReceiptChain"
   | "UntrustedHost"
   | "Overspend"
+  | "BadOvershoot"
   // §4.5 revocation
   | "Revoked"
   | "BadRevocation"

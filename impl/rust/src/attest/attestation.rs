@@ -79,14 +79,20 @@ fn limits_ok(v: Option<&Value>) -> bool {
     })
 }
 
+/// overshoot_ok: §7.2's optional `overshoot_uj`, an amount above 0 (the energy beyond the budget).
+fn overshoot_ok(v: Option<&Value>) -> bool {
+    v.none_or(|v| wire::parse_amount(v).is_ok_and(|n| n > 0))
+}
+
 /// ended_members: an exited or signaled outcome's members, its own one and the optional
-/// `stopped` and `limits` (§7.2 item 2).
+/// `stopped`, `limits` and `overshoot_uj` (§7.2 item 2).
 fn ended_members(o: &Value, own: &str) -> bool {
     let keys = o.keys();
-    keys.iter().all(|k| ["status", own, "stopped", "limits"].contains(k))
+    keys.iter().all(|k| ["status", own, "stopped", "limits", "overshoot_uj"].contains(k))
         && keys.contains(&own)
         && stopped_ok(o.get("stopped"))
         && limits_ok(o.get("limits"))
+        && overshoot_ok(o.get("overshoot_uj"))
 }
 
 fn outcome_ok(o: &Value) -> bool {
@@ -231,6 +237,7 @@ mod tests {
         assert!(ok(r#"{"status":"exited","exit_code":1,"limits":["disk","memory","pids"]}"#));
         assert!(ok(r#"{"status":"exited","exit_code":1,"stopped":"BudgetExhausted"}"#));
         assert!(ok(r#"{"status":"signaled","signal":"SIGTERM","stopped":"BudgetExhausted","limits":["pids"]}"#));
+        assert!(ok(r#"{"status":"signaled","signal":"SIGTERM","stopped":"BudgetExhausted","overshoot_uj":"12"}"#));
         for bad in [
             r#"{"status":"exited","exit_code":1,"limits":[]}"#,
             r#"{"status":"exited","exit_code":1,"limits":["cpu"]}"#,
@@ -242,6 +249,9 @@ mod tests {
             r#"{"status":"exited","exit_code":1,"stopped":"budgetExhausted"}"#,
             r#"{"status":"exited","exit_code":1,"stopped":3}"#,
             r#"{"status":"exited","stopped":"BudgetExhausted"}"#,
+            r#"{"status":"exited","exit_code":1,"overshoot_uj":"0"}"#,
+            r#"{"status":"exited","exit_code":1,"overshoot_uj":12}"#,
+            r#"{"status":"spawn_failed","reason":"ENOENT","overshoot_uj":"12"}"#,
         ] {
             assert!(!ok(bad), "{bad}");
         }

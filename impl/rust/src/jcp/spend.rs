@@ -14,7 +14,21 @@ pub const SPEND_TYPE: &str = "application/vnd.jcp.spend+json";
 pub const SPEND_LIMIT: usize = 4096;
 
 const MEMBERS: &[&str] = &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host"];
-const MEMBERS_CITING: &[&str] = &["grant", "seq", "prev", "uj", "calls", "wall_ms", "at_ms", "host", "cites"];
+/// §4.3: members a receipt MAY carry besides the eight.
+const OPTIONAL: &[&str] = &["cites", "overshoot_uj"];
+
+/// members_ok: every one of the eight members, and no member but those and the optional ones.
+fn members_ok(p: &Value) -> bool {
+    let keys = p.keys();
+    p.is_obj()
+        && MEMBERS.iter().all(|m| keys.contains(m))
+        && keys.iter().all(|k| MEMBERS.contains(k) || OPTIONAL.contains(k))
+}
+
+/// overshoot_ok: §4.3's optional `overshoot_uj` is an amount above 0.
+fn overshoot_ok(v: Option<&Value>) -> bool {
+    v.none_or(|o| wire::parse_amount(o).is_ok_and(|n| n > 0))
+}
 
 /// cites_ok: §4.3's optional `cites` is exactly `{attestation, energy}`, both digests.
 fn cites_ok(v: Option<&Value>) -> bool {
@@ -25,12 +39,13 @@ fn cites_ok(v: Option<&Value>) -> bool {
     })
 }
 
-/// form is the receipt's form (§4.3, `BadReceipt`): the eight members, or those and `cites`.
+/// form is the receipt's form (§4.3, `BadReceipt`): the eight members, and optionally `cites` and
+/// `overshoot_uj`.
 fn form(p: &Value) -> R<()> {
     let int = |n: &str, min: i64| p.get(n).and_then(Value::as_int).has(|x| x >= min);
-    let members = wire::exact_members(p, MEMBERS) || wire::exact_members(p, MEMBERS_CITING);
-    let ok = members
+    let ok = members_ok(p)
         && cites_ok(p.get("cites"))
+        && overshoot_ok(p.get("overshoot_uj"))
         && p.get("grant").has(wire::is_digest)
         && p.get("prev").has(wire::is_digest)
         && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
@@ -91,9 +106,19 @@ fn debit(used: &mut Used, chain: &[Effective], uj: u64, calls: u64, wall: u64) -
     Ok(())
 }
 
+/// remainder is what is left along a chain (§4.3 "Overshoot"): the least of budget − used in µJ over
+/// its grants, 0 when any is spent out; None when no grant limits µJ.
+fn remainder(used: &Used, chain: &[Effective]) -> Option<u64> {
+    chain
+        .iter()
+        .filter_map(|g| g.budget.uj.map(|b| b.saturating_sub(used.get(&g.address).map_or(0, |u| u.0))))
+        .min()
+}
+
 /// replay verifies receipts in order (§4.3 "Verifying spend") and returns the remaining budget of
-/// every grant a receipt debited, by address: `{uj, calls, wall_ms}`, unlimited as null.
-pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
+/// every grant a receipt debited, by address: `{uj, calls, wall_ms}`, unlimited as null; and the
+/// overshoot recorded under each grant (§4.3 "Overshoot"), by address, only where above 0.
+pub fn replay(r: &Replay, receipts: &[Value]) -> R<(Value, Value)> {
     // §4.3: the grants given are a store indexed by address (the digest of the payload decoded
     // from canonical base64, `BadEnvelope` otherwise); a grant is opened only when a receipt's
     // chain reaches it.
@@ -105,6 +130,7 @@ pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
     let mut leaves: BTreeMap<Digest, LeafState> = BTreeMap::new();
     let mut used: Used = BTreeMap::new();
     let mut last: BTreeMap<Digest, Effective> = BTreeMap::new();
+    let mut overshoot: BTreeMap<Digest, u64> = BTreeMap::new();
     for env in receipts {
         let o = wire::open_signed_by(env, SPEND_TYPE, SPEND_LIMIT, "BadReceipt", "host", form)?;
         let p = &o.payload;
@@ -126,6 +152,15 @@ pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
         let chain = verify_chain(&chain_to(&by_addr, leaf)?, r.roots, at, r.revocations, r.hook)?;
         let amt = |n: &str| p.get(n).and_then(Value::as_int).unwrap_or(0) as u64;
         let uj = wire::parse_amount(p.get("uj").ok_or(Code("BadReceipt"))?)?;
+        if let Some(o) = p.get("overshoot_uj") {
+            // A receipt stating an overshoot debits exactly the remainder along its chain.
+            ensure(remainder(&used, &chain) == Some(uj), "BadOvershoot")?;
+            let o = wire::parse_amount(o)?;
+            for g in &chain {
+                let e = overshoot.entry(g.address).or_insert(0);
+                *e = wire::add(*e, o)?;
+            }
+        }
         debit(&mut used, &chain, uj, amt("calls"), amt("wall_ms"))?;
         for g in chain {
             last.insert(g.address, g);
@@ -145,7 +180,8 @@ pub fn replay(r: &Replay, receipts: &[Value]) -> R<Value> {
             ]),
         ));
     }
-    Ok(Value::Obj(out))
+    let over = overshoot.iter().map(|(a, n)| (wire::digest_text(a), wire::amount(*n))).collect();
+    Ok((Value::Obj(out), Value::Obj(over)))
 }
 
 #[cfg(test)]
@@ -175,6 +211,15 @@ mod tests {
             r#","cites":null"#.to_string(),
         ] {
             assert_eq!(form(&receipt(&bad)), Err(Code("BadReceipt")), "{bad}");
+        }
+    }
+
+    // jcp §4.3 "Overshoot": an optional `overshoot_uj`, an amount above 0.
+    #[test]
+    fn overshoot_form() {
+        assert_eq!(form(&receipt(r#","overshoot_uj":"5""#)), Ok(()));
+        for bad in [r#","overshoot_uj":"0""#, r#","overshoot_uj":5"#, r#","overshoot_uj":"-1""#, r#","overshoot_uj":null"#] {
+            assert_eq!(form(&receipt(bad)), Err(Code("BadReceipt")), "{bad}");
         }
     }
 }

@@ -98,7 +98,8 @@ fn spend_replay(input: &Value) -> R<Value> {
         revocations: &revs,
         hook: None,
     };
-    Ok(Value::obj(vec![("remaining", spend::replay(&r, need_arr(input, "receipts")?)?)]))
+    let (remaining, overshoot) = spend::replay(&r, need_arr(input, "receipts")?)?;
+    Ok(Value::obj(vec![("remaining", remaining), ("overshoot", overshoot)]))
 }
 
 fn revocations_verify(input: &Value) -> R<Value> {

@@ -103,10 +103,11 @@ function vectors(): Vector[] {
       "three receipts debit every grant on their chains",
       "spend.replay",
       input(g, rs),
-      { remaining: sorted },
+      { remaining: sorted, overshoot: {} },
     ),
     okCase(C, "c17-replay-none", "no receipts: nothing debited", "spend.replay", input(g, []), {
       remaining: {},
+      overshoot: {},
     }),
     // §4.3: the grants given are a store; a grant is opened only when a receipt's chain reaches it,
     // so a broken grant no receipt uses does not refuse the replay, and one a receipt uses does.
@@ -124,6 +125,7 @@ function vectors(): Vector[] {
           [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
           [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
         },
+        overshoot: {},
       },
     ),
     errCase(
@@ -146,6 +148,7 @@ function vectors(): Vector[] {
           [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
           [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
         },
+        overshoot: {},
       },
     ),
     R("drop-first", "the first receipt of bob's chain dropped", [rc1, rb2], "BrokenReceiptChain"),
@@ -246,7 +249,7 @@ function vectors(): Vector[] {
       ),
     );
   });
-  out.push(...citesCases(g));
+  out.push(...citesCases(g), ...overshootCases(g));
   // Sanity: the stated head is what the generator built (construction, not an expected outcome).
   if (led.headOf(addr(g.b)) !== headB)
     throw new Error("C17 generator: bob's head differs from its construction");
@@ -284,6 +287,7 @@ function citesCases(g: ReturnType<typeof grants>): Vector[] {
           [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
           [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
         },
+        overshoot: {},
       },
     ),
     bad("extra-member", "cites with a third member", { attestation: A, energy: E, run: A }),
@@ -292,6 +296,84 @@ function citesCases(g: ReturnType<typeof grants>): Vector[] {
     bad("not-object", "cites as a list", [A, E]),
     bad("null", "cites null", null),
   ];
+}
+
+// §4.3 "Overshoot": a receipt with `overshoot_uj` (an amount above 0) debits exactly what was left
+// along its chain (the least of budget − used over its grants); the replay lists the overshoot under
+// every grant on the chain. Expected figures stated by hand: root 1000, bob 700, carol 700.
+function overshootCases(g: ReturnType<typeof grants>): Vector[] {
+  const genB = chainGenesis(SPEND_TAG, [addr(g.b)]);
+  const genC = chainGenesis(SPEND_TAG, [addr(g.c)]);
+  const b1 = receipt(g.b, 1, genB, "300", T0);
+  const headB1 = chainNext(genB, payloadOf(b1));
+  // bob has 400 left (700 − 300), the root 700: bob's 400 is the remainder.
+  const b2 = receipt(g.b, 2, headB1, "400", T0 + 1, HOST, { overshoot_uj: "250" });
+  const headB2 = chainNext(headB1, payloadOf(b2));
+  const b3 = receipt(g.b, 3, headB2, "0", T0 + 2, HOST, { overshoot_uj: "10" });
+  // after b1 and b2 the root has 300 left and carol 700: the root's 300 is carol's remainder.
+  const c1 = (uj: string) => receipt(g.c, 1, genC, uj, T0 + 3, HOST, { overshoot_uj: "100" });
+  const form = (id: string, desc: string, over: Json) =>
+    errCase(
+      C,
+      `c17-overshoot-${id}`,
+      desc,
+      "spend.replay",
+      input(g, [receipt(g.b, 1, genB, "700", T0, HOST, { overshoot_uj: over })]),
+      "BadReceipt",
+    );
+  const refuse = (id: string, desc: string, list: readonly unknown[]) =>
+    errCase(C, `c17-overshoot-${id}`, desc, "spend.replay", input(g, list), "BadOvershoot");
+  return [
+    okCase(
+      C,
+      "c17-overshoot",
+      "bob's second receipt debits the 400 µJ left and records 250 µJ beyond; a third debits 0 and records 10",
+      "spend.replay",
+      input(g, [b1, b2, b3]),
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "300", calls: 7, wall_ms: null },
+          [addr(g.b)]: { uj: "0", calls: 7, wall_ms: null },
+        },
+        overshoot: { [addr(g.r)]: "260", [addr(g.b)]: "260" },
+      },
+    ),
+    okCase(
+      C,
+      "c17-overshoot-ancestor",
+      "carol's receipt debits the root's 300 µJ left (not her own 700) and records 100 beyond",
+      "spend.replay",
+      input(g, [b1, b2, c1("300")]),
+      {
+        remaining: sortedKeys({
+          [addr(g.r)]: { uj: "0", calls: 7, wall_ms: null },
+          [addr(g.b)]: { uj: "0", calls: 8, wall_ms: null },
+          [addr(g.c)]: { uj: "400", calls: 9, wall_ms: 50 },
+        }),
+        overshoot: sortedKeys({ [addr(g.r)]: "350", [addr(g.b)]: "250", [addr(g.c)]: "100" }),
+      },
+    ),
+    refuse("not-remainder", "an overshoot on a receipt debiting 300 µJ of the 700 left", [
+      receipt(g.b, 1, genB, "300", T0, HOST, { overshoot_uj: "5" }),
+    ]),
+    refuse("above-remainder", "an overshoot on a receipt debiting 701 µJ of the 700 left", [
+      receipt(g.b, 1, genB, "701", T0, HOST, { overshoot_uj: "1" }),
+    ]),
+    refuse("own-not-chain", "carol's overshoot debiting her own 400 µJ, not the root's 300 left", [
+      b1,
+      b2,
+      c1("400"),
+    ]),
+    form("zero", "overshoot_uj of 0", "0"),
+    form("number", "overshoot_uj as a JSON number", 5),
+    form("negative", "overshoot_uj negative", "-1"),
+    form("leading-zero", "overshoot_uj with a leading zero", "01"),
+    form("null", "overshoot_uj null", null),
+  ];
+}
+
+function sortedKeys(o: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(o).sort(([x], [y]) => (x < y ? -1 : 1)));
 }
 
 function rc1Alone(g: ReturnType<typeof grants>, wall: number): Envelope {

@@ -175,6 +175,7 @@ function spendReplay(o: JsonObject): Json {
   const leaves = new Map<string, { seq: number; head: Digest; at_ms: number }>();
   const used = new Map<string, { uj: bigint; calls: number; wall_ms: number }>();
   const debited = new Map<string, Effective>();
+  const overshoot = new Map<string, bigint>();
   for (const env of o.receipts as unknown[]) {
     const { payload: r } = openSignedBy(
       env,
@@ -194,6 +195,15 @@ function spendReplay(o: JsonObject): Json {
       no("BrokenReceiptChain");
     const chain = findChain(r.grant as string, byAddress);
     const grants = verifyChain(chain, o.roots as string[], r.at_ms as number, revs);
+    // §4.3 "Overshoot": a receipt stating energy beyond the budget debits exactly what was left
+    // along its chain, the least of budget − used over its grants (0 when any is spent out).
+    if (r.overshoot_uj !== undefined) {
+      const lefts = grants.map((g) => g.uj - (used.get(g.address)?.uj ?? 0n));
+      const least = lefts.reduce((a, b) => (b < a ? b : a));
+      if (amount(r.uj) !== (least > 0n ? least : 0n)) no("BadOvershoot");
+      for (const g of grants)
+        overshoot.set(g.address, (overshoot.get(g.address) ?? 0n) + amount(r.overshoot_uj));
+    }
     const after = grants.map((g) => {
       const u = used.get(g.address) ?? { uj: 0n, calls: 0, wall_ms: 0 };
       return {
@@ -228,13 +238,38 @@ function spendReplay(o: JsonObject): Json {
       wall_ms: left(g.wall_ms, u.wall_ms),
     };
   }
-  return { remaining };
+  const over: JsonObject = {};
+  for (const a of [...overshoot.keys()].sort()) over[a] = overshoot.get(a)!.toString();
+  return { remaining, overshoot: over };
 }
 
 function checkReceiptForm(p: JsonObject): void {
   const keys = Object.keys(p).sort().join();
-  const base = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
-  if (keys !== base && keys !== "at_ms,calls,cites,grant,host,prev,seq,uj,wall_ms") no("BadReceipt");
+  const allowed = [
+    "at_ms",
+    "calls",
+    "cites",
+    "grant",
+    "host",
+    "overshoot_uj",
+    "prev",
+    "seq",
+    "uj",
+    "wall_ms",
+  ];
+  const required = ["at_ms", "calls", "grant", "host", "prev", "seq", "uj", "wall_ms"];
+  const ks = keys.split(",");
+  if (!required.every((k) => ks.includes(k)) || !ks.every((k) => allowed.includes(k))) no("BadReceipt");
+  // §4.3: overshoot_uj, when present, is a decimal amount above zero.
+  if ("overshoot_uj" in p) {
+    let over = 0n;
+    try {
+      over = amount(p.overshoot_uj);
+    } catch {
+      no("BadReceipt");
+    }
+    if (over === 0n) no("BadReceipt");
+  }
   if ("cites" in p) {
     // §4.3: cites is an object of exactly attestation and energy, both digests.
     const c = p.cites;

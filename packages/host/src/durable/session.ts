@@ -25,7 +25,7 @@ import { journalWrites, scanFiles } from "../run/files.ts";
 import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type FreezeTarget } from "./freezer.ts";
 import { attachLiveGate, IntervalJournal, type HeldGate, type LiveGateOptions } from "./gated.ts";
 import { watchInterval, type IntervalWatch } from "./livecheck.ts";
-import type { LiveCheck } from "../run/run.ts";
+import { withOvershoot, type LiveCheck } from "../run/run.ts";
 
 /** What a live sandbox needs: the unit, its ids and addresses, the host key, the energy chain so far. */
 export interface LiveOptions {
@@ -239,12 +239,13 @@ export class LiveSandbox {
     return this.#seal(headNow(), outcome, outcome.status === "exited" ? exit.code : null, held);
   }
 
-  #seal(head: Digest, outcome: Outcome, code: number | null, gateHeld = false): SealedInterval {
+  #seal(head: Digest, ended: Outcome, code: number | null, gateHeld = false): SealedInterval {
     const open = this.#open;
     if (open === null) throw new HostError("RunNotLive", "no open interval");
     this.#open = null;
     this.#watch?.stop();
     const reading = open.meter.stop();
+    const outcome = withOvershoot(ended, this.#o.live, reading);
     open.out.stdout.finish();
     open.out.stderr.finish();
     journalWrites(open.journal, this.#o.sandbox.workspace, open.before);

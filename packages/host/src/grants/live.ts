@@ -7,10 +7,21 @@
 // ≤ R + one period's energy whatever the unit does, and at most R for a unit whose power does not
 // rise between periods, so the debit fits the budget (jcp §4.3 "Budgets enforced live";
 // measured by packages/cli/test/sbx-grant.test.ts).
+import { CCF_DEFAULTS } from "@sbx/sandbox-attest/energy";
 import type { LiveCheck } from "../run/run.ts";
 
 /** The default metering period of a live budget check: 100 ms, the meter's own sampling period. */
 export const LIVE_PERIOD_MS = 100;
+
+/**
+ * periodFloorUj is what one metering period of `periodMs` can use at the least a unit draws when it
+ * computes: one busy vCPU at the CPU model's full power (CCF max_uw_per_vcpu, 3.5 W; sandbox-attest
+ * §6.3), 350,000 µJ at 100 ms. A run with less than this left is refused at start
+ * (`BudgetExhausted`, jcp §4.3): its first period alone could pass the budget.
+ */
+export function periodFloorUj(periodMs: number = LIVE_PERIOD_MS): bigint {
+  return (BigInt(CCF_DEFAULTS.cpu.max_uw_per_vcpu) * BigInt(periodMs)) / 1000n;
+}
 
 /** A live budget check and what it saw. */
 export interface BudgetWatch extends LiveCheck {
@@ -37,6 +48,10 @@ export function budgetWatch(remaining: () => bigint, periodMs = LIVE_PERIOD_MS):
       if (delta > maxDelta) maxDelta = delta;
       left = remaining();
       return total + 2n * delta > left ? "BudgetExhausted" : null;
+    },
+    overshoot(total) {
+      const now = remaining();
+      return total > now ? total - now : 0n;
     },
     maxPeriodUj: () => maxDelta,
     lastRemaining: () => left,

@@ -4,11 +4,12 @@
 // the host path bound in at the same place, read-only with `read`, writable with `write`. Nothing
 // else of the host is bound besides the read-only system (/usr and the generated /etc, §5.4). A
 // pattern with a `*` segment, `/fs/**` itself, or a path under a kernel interface or a system mount
-// names no one host path: it is listed as unmapped and binds nothing (fail closed). Network
-// resources are not mapped: a sandbox under grants has no network (§5.2).
+// names no one host path: it is listed as unmapped and binds nothing. Such a resource, and any other
+// the host does not enforce, refuses the run (`ResourceUnsupported`, refuseUnsupported; §5.6 item 8).
 import type { Scope } from "@sbx/jcp-grant/grant";
 import { HostError } from "../errors.ts";
 import type { ExtraBind } from "../sandbox/bwrap.ts";
+import { loopbackPorts } from "./netfwd.ts";
 
 /** What a scope maps onto: the workspace's mode, the extra binds, and resources that map to nothing. */
 export interface ScopeMap {
@@ -71,6 +72,42 @@ export function mapScope(scope: Scope, workspaceFolder: string): ScopeMap {
     else binds.push({ host: path, inside: path, writable: write });
   }
   return { workspace, binds, unmapped };
+}
+
+/**
+ * unsupportedResources lists the resources of `scope` the host does not enforce (sandbox-attest
+ * §5.6 item 8): a `/fs/…` resource without `read` or `write`, or one that names no one host path
+ * (a `*` segment, `/fs/**`, a system or kernel mount); a `/net/…` resource other than
+ * `/net/127.0.0.1/<port>` with `connect`; any resource of another kind (not `/fs/`, `/net/`,
+ * `/exec/`). `/exec/…` resources are the exec gate's (item 6), which fails closed on any form.
+ */
+export function unsupportedResources(scope: Scope, workspaceFolder: string): string[] {
+  const fs = scope.actions.includes("read") || scope.actions.includes("write");
+  const ports = new Set(loopbackPorts(scope).map((p) => `/net/127.0.0.1/${String(p)}`));
+  return scope.resources.filter((r) => {
+    if (r.startsWith("/exec/")) return false;
+    if (r.startsWith("/net/")) return !ports.has(r);
+    if (!r.startsWith("/fs/")) return true;
+    const path = fsPath(r);
+    if (!fs || path === null) return true;
+    const inWorkspace = path === workspaceFolder || path.startsWith(`${workspaceFolder}/`);
+    return !inWorkspace && underReserved(path);
+  });
+}
+
+/**
+ * refuseUnsupported refuses (`ResourceUnsupported`) to run under scopes naming any resource the
+ * host does not enforce (unsupportedResources), naming each one: a run never goes on with a part
+ * of its grant silently dropped (fail closed).
+ */
+export function refuseUnsupported(scopes: readonly Scope[], workspaceFolder: string): void {
+  const named = [...new Set(scopes.flatMap((s) => unsupportedResources(s, workspaceFolder)))];
+  if (named.length > 0)
+    throw new HostError(
+      "ResourceUnsupported",
+      `the grants name resources this host does not enforce: ${named.join(", ")}`,
+      { detail: { resources: named } },
+    );
 }
 
 /**

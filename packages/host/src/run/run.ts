@@ -133,6 +133,21 @@ export interface LiveCheck {
   readonly periodMs: number;
   /** Returns null to let the unit go on, or the code it is stopped for (e.g. "BudgetExhausted"). */
   check(total_uj: bigint, reading: MeterReading): string | null;
+  /**
+   * At the seal: the µJ of `total_uj` (the meter's total, as `check` is given) beyond what is left
+   * of the budget now, 0 when within (jcp §4.3 "Overshoot"; the outcome's `overshoot_uj`, §7.2).
+   */
+  overshoot?(total_uj: bigint): bigint;
+}
+
+/**
+ * withOvershoot (§7.2 item 2) adds to an interval's outcome the energy it used beyond its budget,
+ * as the live check sees it at the seal; the outcome as it was when there is none or it is within.
+ */
+export function withOvershoot(outcome: Outcome, live: LiveCheck | undefined, reading: MeterReading): Outcome {
+  if (live?.overshoot === undefined || outcome.status === "spawn_failed") return outcome;
+  const over = live.overshoot(reading.components.reduce((t, c) => t + BigInt(c.uj), 0n));
+  return over > 0n ? { ...outcome, overshoot_uj: over.toString() } : outcome;
 }
 
 /** What a run produced: the signed attestation, the receipt, the journal, the outcome and output. */
@@ -417,8 +432,11 @@ async function executeSandboxed(
     journalWrites(journal, watch, before);
     const stoppedFor = live?.stoppedFor() ?? null;
     const ended = withLimits(sandboxOutcome(exit.code, sent.signal, exit.hits.oomKills), exit.hits);
-    const outcome: Outcome =
-      stoppedFor !== null && ended.status !== "spawn_failed" ? { ...ended, stopped: stoppedFor } : ended;
+    const outcome: Outcome = withOvershoot(
+      stoppedFor !== null && ended.status !== "spawn_failed" ? { ...ended, stopped: stoppedFor } : ended,
+      o.live,
+      reading,
+    );
     const signal = outcome.status === "signaled" ? outcome.signal : null;
     journal.append({ type: "process.exit", pid, code: signal === null ? exit.code : null, signal });
     const report: GateReport | null =

@@ -40,6 +40,11 @@ export interface SpendPayload {
   readonly host: string;
   /** What the spend paid for, when a host metered it (sandbox-attest §6, §7): addresses. */
   readonly cites?: SpendCites;
+  /**
+   * Energy used beyond the budget (µJ, > 0): present only on a receipt that debits exactly what was
+   * left along its chain, so the work is charged in full up to the budget and the rest is on record.
+   */
+  readonly overshoot_uj?: Amount;
 }
 
 /** A metered interval a receipt pays for: its attestation's and its energy receipt's addresses. */
@@ -65,9 +70,16 @@ export interface SpendRequest {
   readonly calls?: number;
   readonly wall_ms?: number;
   readonly cites?: SpendCites;
+  /**
+   * Debit at most what is left (§4.3 "Overshoot"): when `uj` is above the smallest remaining budget
+   * along the chain, the receipt debits that remainder and records the rest as `overshoot_uj`,
+   * instead of the spend being refused (`Overspend`). For energy already used, which must be paid.
+   */
+  readonly cap?: boolean;
 }
 
 const KEYS = "at_ms,calls,grant,host,prev,seq,uj,wall_ms";
+const OPTIONAL = new Set(["cites", "overshoot_uj"]);
 
 function checkCites(c: unknown): void {
   const o = c as Record<string, unknown> | null;
@@ -84,12 +96,17 @@ function checkCites(c: unknown): void {
 
 function checkReceipt(v: Record<string, unknown>): SpendPayload {
   const keys = Object.keys(v)
-    .filter((k) => k !== "cites")
+    .filter((k) => !OPTIONAL.has(k))
     .sort()
     .join(",");
   if (keys !== KEYS)
-    throw new JcpError("BadReceipt", `a receipt has exactly the members ${KEYS}, and optionally cites`);
+    throw new JcpError(
+      "BadReceipt",
+      `a receipt has exactly the members ${KEYS}, and optionally cites and overshoot_uj`,
+    );
   if ("cites" in v) checkCites(v.cites);
+  if ("overshoot_uj" in v && (!isAmount(v.overshoot_uj) || parseAmount(v.overshoot_uj) === 0n))
+    throw new JcpError("BadReceipt", "overshoot_uj must be a decimal amount above 0");
   if (!isDigest(v.grant) || !isDigest(v.prev))
     throw new JcpError("BadReceipt", "grant and prev must be digests");
   if (!isDidKey(v.host)) throw new JcpError("BadReceipt", "host must be an Ed25519 did:key");
@@ -127,6 +144,7 @@ export class SpendLedger {
   readonly #grants = new Map<Digest, EffectiveGrant>();
   readonly #leaves = new Map<Digest, LeafChain>();
   readonly #receipts: Envelope[] = [];
+  readonly #over = new Map<Digest, bigint>();
 
   constructor(opts: LedgerOptions) {
     this.#opts = opts;
@@ -147,8 +165,9 @@ export class SpendLedger {
    * writer resumes from its last verified state instead of replaying the whole ledger. Each is
    * checked: openReceipt's codes; `seq`, `prev` and non-decreasing `at_ms` along its leaf's chain
    * (`BrokenReceiptChain`); its grant chain, found in `store`, valid at the receipt's `at_ms`
-   * (chainFromStore's and verifyChain's codes); and no grant on it over budget (`Overspend`). On a
-   * refusal the receipts before the refused one stay applied.
+   * (chainFromStore's and verifyChain's codes); a receipt with `overshoot_uj` debiting anything but
+   * the remainder along its chain (`BadOvershoot`); and no grant on it over budget (`Overspend`). On
+   * a refusal the receipts before the refused one stay applied.
    */
   extend(store: GrantStore, receipts: readonly unknown[]): void {
     for (const env of receipts) {
@@ -160,7 +179,14 @@ export class SpendLedger {
           `receipt ${r.seq} of ${r.grant} does not follow seq ${leaf.seq}, head ${leaf.head}`,
         );
       const grants = this.#verify(chainFromStore(r.grant, store, this.#opts.cache), r.at_ms);
-      this.#debit(grants, { uj: parseAmount(r.uj), calls: r.calls, wall_ms: r.wall_ms });
+      const uj = parseAmount(r.uj);
+      if (r.overshoot_uj !== undefined && uj !== this.#remainder(grants))
+        throw new JcpError(
+          "BadOvershoot",
+          `receipt ${r.seq} of ${r.grant} records an overshoot but debits ${uj}, not the ${this.#remainder(grants)} µJ left`,
+        );
+      this.#debit(grants, { uj, calls: r.calls, wall_ms: r.wall_ms });
+      this.#overshoot(grants, r.overshoot_uj);
       this.#append(env as Envelope, r);
     }
   }
@@ -179,6 +205,23 @@ export class SpendLedger {
       ...(cache ? { cache } : {}),
     });
     return grants;
+  }
+
+  // The remainder along a chain: the smallest remaining µJ of any grant on it, never below zero.
+  #remainder(grants: readonly EffectiveGrant[]): bigint {
+    let least: bigint | null = null;
+    for (const g of grants) {
+      const left = g.budget.uj - this.used(g.address).uj;
+      if (least === null || left < least) least = left;
+    }
+    return least !== null && least > 0n ? least : 0n;
+  }
+
+  // Records a receipt's overshoot against every grant on its chain, as its debit is.
+  #overshoot(grants: readonly EffectiveGrant[], amount: Amount | undefined): void {
+    if (amount === undefined) return;
+    for (const g of grants)
+      this.#over.set(g.address, (this.#over.get(g.address) ?? 0n) + parseAmount(amount));
   }
 
   // The totals after debiting every grant on the chain; Overspend if any would pass its budget.
@@ -208,12 +251,14 @@ export class SpendLedger {
   /**
    * spend verifies `chain` (root first) at `at_ms` (verifyChain's codes), refuses an untrusted
    * `host` (`UntrustedHost`), a time before the leaf's last receipt (`BrokenReceiptChain`) and a
-   * spend that takes any grant on the chain past its budget (`Overspend`); otherwise debits every
-   * grant on the chain and returns the host-signed receipt, chained after the leaf's last one.
+   * spend that takes any grant on the chain past its budget (`Overspend`; with `req.cap`, the µJ
+   * beyond the remainder are recorded as `overshoot_uj` instead); otherwise debits every grant on
+   * the chain and returns the host-signed receipt, chained after the leaf's last one.
    */
   spend(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number): Envelope {
     const { env, payload, grants, usage } = this.#draft(chain, host, req, at_ms);
     this.#debit(grants, usage);
+    this.#overshoot(grants, payload.overshoot_uj);
     this.#append(env, payload);
     return env;
   }
@@ -230,8 +275,11 @@ export class SpendLedger {
   #draft(chain: readonly unknown[], host: KeyPair, req: SpendRequest, at_ms: number) {
     if (!this.#opts.hosts.includes(host.did))
       throw new JcpError("UntrustedHost", `${host.did} is not a trusted metering host`);
-    const usage: Usage = { uj: parseAmount(req.uj), calls: req.calls ?? 1, wall_ms: req.wall_ms ?? 0 };
+    const asked = parseAmount(req.uj);
     const grants = this.#verify(chain, at_ms);
+    const left = this.#remainder(grants);
+    const over = req.cap === true && asked > left ? asked - left : 0n;
+    const usage: Usage = { uj: asked - over, calls: req.calls ?? 1, wall_ms: req.wall_ms ?? 0 };
     const leafAddr = grants[grants.length - 1]!.address;
     const leaf = this.#leaf(leafAddr);
     if (at_ms < leaf.last_ms)
@@ -246,6 +294,7 @@ export class SpendLedger {
       at_ms,
       host: host.did,
       ...(req.cites ? { cites: { attestation: req.cites.attestation, energy: req.cites.energy } } : {}),
+      ...(over > 0n ? { overshoot_uj: formatAmount(over) } : {}),
     };
     checkReceipt(payload as unknown as Record<string, unknown>);
     this.#totals(grants, usage);
@@ -255,6 +304,11 @@ export class SpendLedger {
   /** What has been spent under the grant at `address` (its own receipts and its descendants'). */
   used(address: Digest): Usage {
     return this.#used.get(address) ?? ZERO_USAGE;
+  }
+
+  /** The energy recorded beyond the budget under the grant at `address` (its receipts' and its descendants'). */
+  overshootOf(address: Digest): bigint {
+    return this.#over.get(address) ?? 0n;
   }
 
   /** The remaining budget of every grant any receipt debited, by address. */

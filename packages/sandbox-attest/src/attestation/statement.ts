@@ -1,6 +1,6 @@
 // §7.1–§7.2 The execution attestation: an in-toto Statement v1 whose one subject is the unit and
 // whose predicate binds everything one active interval of it depends on.
-import { isAmount, type Amount, type Digest, type JsonObject } from "@sbx/wire";
+import { isAmount, parseAmount, type Amount, type Digest, type JsonObject } from "@sbx/wire";
 import { LEVELS, type Level } from "../unit/descriptor.ts";
 import { fields } from "../unit/fields.ts";
 import { PROVENANCES, type Provenance } from "../energy/types.ts";
@@ -27,6 +27,11 @@ interface RanOutcome {
    * (`BudgetExhausted`: its grants' budget, jcp §4.3); absent when the host did not stop it.
    */
   readonly stopped?: string;
+  /**
+   * The µJ the interval used beyond what was left of its grants' budget when it was sealed (an
+   * amount above 0, jcp §4.3 "Overshoot"); absent when it stayed within.
+   */
+  readonly overshoot_uj?: Amount;
 }
 
 /** How the interval ended (§7.2): exited with a code, killed by a signal, or never started. */
@@ -149,7 +154,7 @@ function parseAuditLink(p: JsonObject): void {
 
 function parseOutcome(v: unknown): void {
   const f = fields("BadPredicate");
-  const ran = ["limits", "stopped"];
+  const ran = ["limits", "stopped", "overshoot_uj"];
   const o = f.obj(v, "predicate.outcome", ["status"], ["exit_code", "signal", "reason", ...ran]);
   const status = o.status;
   if (status === "exited")
@@ -165,6 +170,9 @@ function parseOutcome(v: unknown): void {
   if (stopped !== undefined && (typeof stopped !== "string" || !/^[A-Z][A-Za-z]{0,63}$/.test(stopped)))
     f.fail("outcome.stopped must be a code such as BudgetExhausted");
   if (o.limits !== undefined) parseLimits(o.limits);
+  const over = o.overshoot_uj;
+  if (over !== undefined && (!isAmount(over) || parseAmount(over) === 0n))
+    f.fail("outcome.overshoot_uj must be a decimal amount above 0");
 }
 
 /** §7.2 item 2: a non-empty array of distinct limit names, in LIMIT_NAMES order. */

@@ -16,6 +16,8 @@ import {
   grantExecPolicy,
   loopbackPorts,
   mapScope,
+  periodFloorUj,
+  refuseUnsupported,
   requireWorkspace,
   type ScopeMap,
   startForwarders,
@@ -31,7 +33,7 @@ import type { RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 
 type ExtraBind = NonNullable<SandboxOptions["binds"]>[number];
-import type { Digest, Envelope, KeyPair } from "@sbx/wire";
+import { payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { readPrincipal } from "../../keyfile.ts";
 import { readChain, readJson, readList } from "../jcp/lib/files.ts";
@@ -104,10 +106,11 @@ export interface GrantLedger {
   /** Every chain of the run's grant set, in order (one for a chain file). */
   readonly set: readonly (readonly Envelope[])[];
   /**
-   * Records one spend (spendOn's refusals); returns its (last) receipt and what is left. Under a
-   * grant set the amount fills the chains in order as a one-shot run's debit does, each share a
-   * receipt with the same cites; what no chain has room for goes on the last, whose spend is then
-   * refused (Overspend) after the earlier shares are recorded.
+   * Records one spend of energy already used (spendOn's refusals, never Overspend: jcp §4.3
+   * "Overshoot", what is beyond the budget is recorded as the receipt's overshoot_uj); returns its
+   * (last) receipt and what is left. Under a grant set the amount fills the chains in order as a
+   * one-shot run's debit does, each share a receipt with the same cites; what no chain has room for
+   * goes on the last, as its overshoot.
    */
   spend(req: SpendRequest): { receipt: Envelope; remaining_uj: bigint };
   /** The receipts on the ledger now, verified. */
@@ -129,6 +132,8 @@ export interface GrantDebit {
   /** Under a grant set, when more than one chain was debited: every receipt, in that order. */
   readonly receipts?: readonly Envelope[];
   readonly remaining_uj: string;
+  /** The µJ of the interval beyond the budget, recorded as the receipts' overshoot_uj (jcp §4.3). */
+  readonly overshoot_uj: string;
   readonly retries: number;
   /** The live check's metering period, and the most one period added (the overshoot bound). */
   readonly period_ms: number;
@@ -162,6 +167,25 @@ function fill(
 }
 
 const sum = (xs: readonly bigint[]): bigint => xs.reduce((a, b) => a + b, 0n);
+
+// The overshoot a spend receipt records (jcp §4.3), 0 when none.
+function overshootOf(receipt: Envelope): bigint {
+  const over = (payloadOf(receipt) as { overshoot_uj?: unknown }).overshoot_uj;
+  return typeof over === "string" ? BigInt(over) : 0n;
+}
+
+/**
+ * refuseBelowPeriod refuses (`BudgetExhausted`, jcp §4.3) to start work under grants with less left
+ * than one metering period can use (periodFloorUj): its first period alone could pass the budget.
+ */
+export function refuseBelowPeriod(remaining: bigint, ledgerPath: string): void {
+  const floor = periodFloorUj();
+  if (remaining < floor)
+    throw new HostError(
+      "BudgetExhausted",
+      `${String(remaining)} µJ left of the grants' budget on ${ledgerPath}, below the ${String(floor)} µJ one metering period can use`,
+    );
+}
 
 /**
  * readGrantArg reads --grant FILE: a chain file (a JSON list of grant envelopes, root first), or a
@@ -240,6 +264,10 @@ export function prepareGrantRun(
   const envs = envSet[0]!;
   const grants = chains[0]!;
   const folder = sandbox.workspaceFolder ?? "/work";
+  refuseUnsupported(
+    leaves.map((l) => l.scope),
+    folder,
+  );
   const map = unionMap(leaves, folder);
   const mode = requireWorkspace(map, folder);
   // The chains in force now: a single chain's leaf as its issuer's amendments leave it (jcp §4.7).
@@ -250,8 +278,7 @@ export function prepareGrantRun(
     return sum(fill(inForce(), (a) => ledger.used(a).uj));
   };
   const startRemaining = remainingNow();
-  if (startRemaining <= 0n)
-    throw new HostError("BudgetExhausted", `nothing is left of the grants' budget on ${ledgerPath}`);
+  refuseBelowPeriod(startRemaining, ledgerPath);
   // Fail closed: a ledger that cannot be read while the unit runs leaves it no budget.
   const watch = budgetWatch(() => {
     try {
@@ -269,7 +296,8 @@ export function prepareGrantRun(
     set: envSet,
     spend(req) {
       if (envSet.length === 1) {
-        const { state, receipt } = spendOn(ledgerPath, envs, hostKey, req, opts, () => Date.now());
+        const capped = { ...req, cap: true };
+        const { state, receipt } = spendOn(ledgerPath, envs, hostKey, capped, opts, () => Date.now());
         return { receipt, remaining_uj: sum(fill(inForce(), (a) => state.ledger.used(a).uj)) };
       }
       const total = BigInt(req.uj);
@@ -281,9 +309,8 @@ export function prepareGrantRun(
       let done: ReturnType<typeof spendOn> | null = null;
       for (const [k, { i, share }] of spends.entries()) {
         if (k > 0) faultPoint("grant:share-debited"); // crash tests: an earlier chain's share recorded
-        done = spendOn(ledgerPath, envSet[i]!, hostKey, { ...req, uj: share.toString() }, opts, () =>
-          Date.now(),
-        );
+        const capped = { ...req, uj: share.toString(), cap: true };
+        done = spendOn(ledgerPath, envSet[i]!, hostKey, capped, opts, () => Date.now());
       }
       const after = done!.state.ledger;
       return { receipt: done!.receipt, remaining_uj: sum(fill(inForce(), (a) => after.used(a).uj)) };
@@ -337,8 +364,8 @@ export function prepareGrantRun(
       const total = BigInt(uj);
       const wall_ms = r.interval.end_ms - r.interval.start_ms;
       const cites = { attestation: r.address, energy: r.receiptAddress };
-      // Shares in the order of the chains; what no chain has room for goes on the last one, whose
-      // spend is then refused (Overspend) after the others are recorded.
+      // Shares in the order of the chains; what no chain has room for goes on the last one, which
+      // debits what is left and records the rest as its overshoot (jcp §4.3).
       const before = verifiedLedger(ledgerPath, opts).ledger;
       const shares = fill(inForce(), (a) => before.used(a).uj, total);
       shares[shares.length - 1] = shares[shares.length - 1]! + total - sum(shares);
@@ -348,7 +375,7 @@ export function prepareGrantRun(
       let retries = 0;
       let state: ReturnType<typeof verifiedLedger> | null = null;
       for (const { i, share } of spends) {
-        const req = { uj: share.toString(), wall_ms, calls: 1, cites };
+        const req = { uj: share.toString(), wall_ms, calls: 1, cites, cap: true };
         const done = spendOn(ledgerPath, envSet[i]!, hostKey, req, opts, () => Date.now());
         receipts.push(done.receipt);
         retries += done.retries;
@@ -371,6 +398,7 @@ export function prepareGrantRun(
           : {}),
         ...(receipts.length > 1 ? { receipts } : {}),
         remaining_uj: left.toString(),
+        overshoot_uj: sum(receipts.map(overshootOf)).toString(),
         retries,
         period_ms: watch.periodMs,
         max_period_uj: watch.maxPeriodUj().toString(),

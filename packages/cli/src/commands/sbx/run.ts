@@ -378,7 +378,12 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     if (values.json) printJson(io, s);
     else printHuman(io, r, s);
     if (debit && !values.json)
-      io.out(`grant        debited ${debit.spent_uj} µJ on ${debit.ledger}; ${debit.remaining_uj} µJ remain`);
+      io.out(
+        `grant        debited ${String(BigInt(debit.spent_uj) - BigInt(debit.overshoot_uj))} µJ on ${debit.ledger}; ${debit.remaining_uj} µJ remain` +
+          (debit.overshoot_uj === "0"
+            ? ""
+            : `; ${debit.overshoot_uj} µJ beyond the budget recorded as overshoot`),
+      );
     return r.outcome.status === "exited" && r.outcome.exit_code === 0 ? EXIT.ok : EXIT.invalid;
   },
 };

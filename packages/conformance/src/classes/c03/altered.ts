@@ -179,6 +179,27 @@ export function shapeVectors(): Vector[] {
         "BadPredicate",
       ),
     );
+  // §7.2 item 2: overshoot_uj is an amount above 0, and only on an interval that ran.
+  for (const [id, desc, outcome] of [
+    ["zero", "overshoot_uj of 0", { status: "exited", exit_code: 0, overshoot_uj: "0" }],
+    ["number", "overshoot_uj as a JSON number", { status: "exited", exit_code: 0, overshoot_uj: 12 }],
+    ["negative", "overshoot_uj negative", { status: "signaled", signal: "SIGKILL", overshoot_uj: "-1" }],
+    [
+      "spawn-failed",
+      "overshoot_uj on an interval that never started",
+      { status: "spawn_failed", reason: "ENOENT", overshoot_uj: "12" },
+    ],
+  ] as const)
+    out.push(
+      errCase(
+        C,
+        `c3-outcome-overshoot-${id}`,
+        `${desc}, re-signed`,
+        "attestation.verify",
+        verifyInput(signJson(setPath(base, ["predicate", "outcome"], outcome))),
+        "BadPredicate",
+      ),
+    );
   // §7.2 item 2: limits are a non-empty, ordered set of known names, and only on an interval that ran.
   const limits: [string, string, unknown][] = [
     ["empty", "an empty limits array", { status: "exited", exit_code: 0, limits: [] }],

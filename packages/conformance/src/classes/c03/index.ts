@@ -140,6 +140,22 @@ function validVectors(): Vector[] {
       bindings(),
     ],
     [
+      "overshoot",
+      "outcome: stopped for the budget, 12,000 µJ used beyond it (§7.2 overshoot_uj, jcp §4.3)",
+      attest(
+        predicate({
+          outcome: {
+            status: "signaled",
+            signal: "SIGTERM",
+            stopped: "BudgetExhausted",
+            overshoot_uj: "12000",
+          },
+        }),
+        host,
+      ),
+      bindings(),
+    ],
+    [
       "oom",
       "outcome: killed by the OOM killer at the memory limit (limits: memory, §5.3)",
       attest(predicate({ outcome: { status: "signaled", signal: "SIGKILL", limits: ["memory"] } }), host),

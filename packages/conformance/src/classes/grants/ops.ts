@@ -92,7 +92,7 @@ export const chainVerify: Handler = (i) => {
   return { grants: v.grants.map(effectiveJson) };
 };
 
-/** spend.replay (C17): grants, receipts, roots, hosts → every remaining budget and each leaf's head. */
+/** spend.replay (C17): grants, receipts, roots, hosts → every remaining budget and the overshoot recorded under each grant (§4.3). */
 export const spendReplay: Handler = (i) => {
   const o = obj(i);
   const store = grantStore(list(o.grants, "grants") as unknown as Envelope[]);
@@ -103,8 +103,13 @@ export const spendReplay: Handler = (i) => {
     ...(rl ? { revocations: rl } : {}),
   });
   const remaining: JsonObject = {};
-  for (const [a, r] of [...led.remaining()].sort(([x], [y]) => (x < y ? -1 : 1))) remaining[a] = { ...r };
-  return { remaining };
+  const overshoot: JsonObject = {};
+  for (const [a, r] of [...led.remaining()].sort(([x], [y]) => (x < y ? -1 : 1))) {
+    remaining[a] = { ...r };
+    const over = led.overshootOf(a);
+    if (over > 0n) overshoot[a] = over.toString();
+  }
+  return { remaining, overshoot };
 };
 
 /** revocations.verify (C18): entries and an optional prefix {length, head} → head and length. */

@@ -17,10 +17,9 @@ import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { SandboxAttestError, type ResumedSegment } from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
-import { HostError } from "@sbx/host";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import type { RunStore } from "../../../runstore.ts";
-import type { GrantLedger, GrantRun } from "../grant.ts";
+import { refuseBelowPeriod, type GrantLedger, type GrantRun } from "../grant.ts";
 import type { Governance } from "./supervisor.ts";
 
 /**
@@ -126,8 +125,7 @@ export async function reconcile(store: RunStore, id: Digest, ledger: GrantLedger
  */
 export function mayResume(ledger: GrantLedger): void {
   ledger.verifyNow();
-  if (ledger.remaining() <= 0n)
-    throw new HostError("BudgetExhausted", `nothing is left of the grants' budget on ${ledger.path}`);
+  refuseBelowPeriod(ledger.remaining(), ledger.path);
 }
 
 /** governanceOf: the supervisor's hooks for run `id` under `grant` (the file comment). */
