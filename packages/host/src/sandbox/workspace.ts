@@ -44,3 +44,16 @@ export function workspaceBytes(root: string): number {
   });
   return total;
 }
+
+/** diskBytesOf (§5.3) sums the storage the tree under `root` holds: allocated blocks × 512, directories included. */
+export function diskBytesOf(root: string): number {
+  const seen = new Set<string>();
+  let total = 0;
+  walk(root, (_p, st) => {
+    const key = `${st.dev}:${st.ino}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    total += st.blocks * 512;
+  });
+  return total;
+}
