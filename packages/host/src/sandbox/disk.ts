@@ -12,6 +12,7 @@ import {
   chmodSync,
   closeSync,
   existsSync,
+  lstatSync,
   ftruncateSync,
   mkdtempSync,
   openSync,
@@ -22,7 +23,6 @@ import {
   rmSync,
   statfsSync,
   statSync,
-  unlinkSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -62,7 +62,7 @@ function run(file: string, args: readonly string[]): string {
 /** isMountPoint says whether `dir` is the root of a filesystem other than its parent's. */
 export function isMountPoint(dir: string): boolean {
   const abs = resolve(dir);
-  return statSync(abs).dev !== statSync(dirname(abs)).dev;
+  return lstatSync(abs).dev !== statSync(dirname(abs)).dev;
 }
 
 /** superblock reads the image's block size, block count and free blocks (dumpe2fs -h). */
@@ -77,67 +77,110 @@ function superblock(image: string): { size: number; count: number; free: number 
   return { size: field("Block size"), count: field("Block count"), free: field("Free blocks") };
 }
 
-/** Longest wait for the image's last mount (the sandbox's own namespace) to go, in ms. */
-const DETACH_WAIT_MS = 10_000;
-
 /**
- * awaitDetached waits until no loop device is backed by `image`: the last mount of it (a sandbox's
- * namespace ends after its processes) has flushed and gone, so the image may be read. Refuses
- * `DiskLimitUnavailable` past DETACH_WAIT_MS (the image is kept; a later writeBack reads it).
+ * inUse says whether a sandbox uses the filesystem on loop device `source`: some other mount
+ * namespace mounts it somewhere other than at `ws`. (Every sandbox whose launcher made a mount
+ * namespace while `ws` was mounted holds an idle copy of that mount at `ws` itself; the sandbox
+ * that works in it has it at its workspace folder or the launcher's bind point.)
  */
-function awaitDetached(image: string): void {
-  const deadline = Date.now() + DETACH_WAIT_MS;
-  while (run("/usr/sbin/losetup", ["-j", image]).trim() !== "")
-    if (Date.now() > deadline) throw new HostError("DiskLimitUnavailable", `${image} is still mounted`);
-    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-}
-
-/**
- * staleMount says whether `ws` is a mount of `image` that no other mount namespace holds: its host
- * died after the sandbox did (SIGKILL, no write-back ran), so the image may be written back.
- */
-function staleMount(ws: string, image: string): boolean {
-  const dev = statSync(ws).dev;
-  const id = `${String(Math.floor(dev / 256) & 0xfff)}:${String((dev & 0xff) | (Math.floor(dev / 4096) & 0xfff00))}`;
-  if (!run("/usr/sbin/losetup", ["-j", image]).includes(":")) return false;
-  const ours = readlinkSync("/proc/self/ns/mnt");
-  const seen = new Set([ours]);
+function inUse(source: string, ws: string): boolean {
+  const seen = new Set([readlinkSync("/proc/self/ns/mnt")]);
   for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n)))
     try {
       const ns = readlinkSync(`/proc/${pid}/ns/mnt`);
       if (seen.has(ns)) continue;
       seen.add(ns);
-      const info = readFileSync(`/proc/${pid}/mountinfo`, "utf8");
-      if (info.split("\n").some((l) => l.split(" ")[2] === id)) return false;
+      for (const l of readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n"))
+        if (l.split(" - ")[1]?.split(" ")[1] === source && l.split(" ")[4] !== resolve(ws)) return true;
     } catch {
       // gone, or not ours to read
     }
-  return true;
+  return false;
 }
 
-/**
- * writeBack (§5.3) unmounts the workspace's image where it is mounted, replaces the workspace
- * directory's tree with the image's, makes that durable, and only then removes the image.
- */
-export function writeBack(ws: string): void {
+/** imageLoop names the loop device of `ws`'s image when that image is what is mounted on `ws`, else "". */
+function imageLoop(ws: string): string {
   const image = diskImagePath(ws);
-  if (isMountPoint(ws)) run("/usr/bin/umount", [ws]);
-  if (!existsSync(image)) return;
-  awaitDetached(image);
-  const at = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  if (!existsSync(image) || !isMountPoint(ws)) return "";
+  const dev = lstatSync(ws).dev;
+  for (const line of run("/usr/sbin/losetup", ["-j", image]).split("\n")) {
+    const loop = line.split(":")[0] ?? "";
+    if (loop !== "" && statSync(loop).rdev === dev) return loop;
+  }
+  return "";
+}
+
+/** underneath runs `f` with the directory a mount at `ws` covers, reached by a plain bind of its parent. */
+function underneath(ws: string, f: (dir: string) => void): void {
+  const at = mkdtempSync(join(tmpdir(), "sbx-under-"));
   try {
-    run("/usr/bin/mount", ["-o", "loop,ro,nosuid,nodev,noexec", image, at]);
+    run("/usr/bin/mount", ["--bind", "-o", "nosuid,nodev", dirname(resolve(ws)), at]);
     try {
-      for (const name of readdirSync(ws)) rmSync(join(ws, name), { recursive: true, force: true });
-      run("/usr/bin/cp", ["-a", "--", `${at}/.`, `${ws}/`]);
-      run("/usr/bin/sync", ["-f", ws]);
+      f(join(at, basename(resolve(ws))));
     } finally {
       run("/usr/bin/umount", [at]);
     }
   } finally {
     rmdirSync(at);
   }
-  unlinkSync(image);
+}
+
+/** mountedImage runs `f` with the tree of `image`, mounted read-only for the time of the call. */
+function mountedImage(image: string, f: (dir: string) => void): void {
+  const at = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    run("/usr/bin/mount", ["-o", "loop,ro,nosuid,nodev,noexec", image, at]);
+    try {
+      f(at);
+    } finally {
+      run("/usr/bin/umount", [at]);
+    }
+  } finally {
+    rmdirSync(at);
+  }
+}
+
+/** replaceTree makes directory `to` hold a copy of `from`'s tree (and its attributes), durably. */
+function replaceTree(from: string, to: string): void {
+  for (const name of readdirSync(to)) rmSync(join(to, name), { recursive: true, force: true });
+  run("/usr/bin/cp", ["-a", "--", `${from}/.`, `${to}/`]);
+  run("/usr/bin/sync", ["-f", to]);
+}
+
+/**
+ * writeBack (§5.3) replaces the workspace directory's tree with its image's, makes that durable,
+ * and only then unmounts and removes the image. While the image is mounted on the workspace it is
+ * read there (other sandboxes' namespaces may hold idle copies of the mount, so the image is never
+ * mounted a second time) and the directory is reached underneath; an image left unmounted by a
+ * crash is mounted read-only to be read. Nothing to do when there is no image.
+ */
+export function writeBack(ws: string): void {
+  const image = diskImagePath(ws);
+  if (imageLoop(ws) !== "") {
+    underneath(ws, (dir) => replaceTree(ws, dir));
+    run("/usr/bin/umount", ["-l", ws]);
+  } else if (existsSync(image)) mountedImage(image, (tree) => replaceTree(tree, ws));
+  rmSync(image, { force: true });
+}
+
+/**
+ * workspaceFull (§5.3) says whether workspace `ws`, bounded at `bytes`, is on its own filesystem and
+ * (nearly) full: the unit ran into the bound (a write of its failed with ENOSPC).
+ */
+export function workspaceFull(ws: string, bytes: number): boolean {
+  if (imageLoop(ws) === "") return false;
+  const s = statfsSync(ws);
+  return s.bavail * s.bsize < Math.min(FULL_BELOW_BYTES, bytes / 16);
+}
+
+/**
+ * detachWorkspace (§5.3) drops a throwaway workspace's bounded filesystem without writing it back
+ * (a pool item's, removed with its item): unmounted lazily (a sandbox that still holds it keeps it
+ * until it ends), the image removed.
+ */
+export function detachWorkspace(ws: string): void {
+  if (existsSync(ws) && imageLoop(ws) !== "") run("/usr/bin/umount", ["-l", ws]);
+  rmSync(diskImagePath(ws), { force: true });
 }
 
 /**
@@ -151,9 +194,13 @@ export function boundWorkspace(ws: string, bytes: number, uid: number): BoundWor
   if (!Number.isSafeInteger(bytes) || bytes <= 0)
     throw new RangeError("the disk bound must be a positive integer");
   const image = diskImagePath(ws);
-  if (isMountPoint(ws) && !staleMount(ws, image))
-    throw new HostError("WorkspaceBusy", `workspace ${ws} is a mount point: another sandbox holds it`);
+  const loop = imageLoop(ws);
+  if (loop !== "" && inUse(loop, ws))
+    throw new HostError("WorkspaceBusy", `workspace ${ws} is in use by another sandbox`);
   if (existsSync(image)) writeBack(ws);
+  // Its own directory is reached under the image's mount by a bind of its parent (writeBack).
+  if (isMountPoint(ws))
+    throw new HostError("DiskLimitUnavailable", `workspace ${ws} is a mount point: give a directory in one`);
   const mode = statSync(ws).mode & 0o7777;
   const held = Number(diskBytesOf(ws));
   // Written back, the tree is held twice for a moment (image and directory): both must fit.
@@ -211,10 +258,7 @@ export function boundWorkspace(ws: string, bytes: number, uid: number): BoundWor
   let released = false;
   return {
     image,
-    full: () => {
-      const s = statfsSync(ws);
-      return isMountPoint(ws) && s.bavail * s.bsize < Math.min(FULL_BELOW_BYTES, bytes / 16);
-    },
+    full: () => workspaceFull(ws, bytes),
     release: () => {
       if (released) return;
       writeBack(ws);

@@ -154,3 +154,17 @@ test("a workspace a live sandbox holds is refused WorkspaceBusy; one whose host 
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test("a workspace that is a mount point of its own is refused DiskLimitUnavailable, never run unbounded", () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", ws]);
+  try {
+    assert.throws(
+      () => boundWorkspace(ws, 4 * MiB, 65534),
+      (e) => isHostError(e, "DiskLimitUnavailable"),
+    );
+  } finally {
+    execFileSync("umount", [ws]);
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
