@@ -110,56 +110,53 @@ function imageLoop(ws: string): string {
   return "";
 }
 
-/** underneath runs `f` with the directory a mount at `ws` covers, reached by a plain bind of its parent. */
-function underneath(ws: string, f: (dir: string) => void): void {
-  const at = mkdtempSync(join(tmpdir(), "sbx-under-"));
+/** The tree "$from" replaces that of directory "$to" (emptied first), its attributes included, durably. */
+const REPLACE = [
+  'find "$to" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +',
+  'cp -a -- "$from/." "$to/"',
+  'sync -f "$to"',
+];
+
+/**
+ * privately runs `script` (sh, with `args` as $1…) in a mount namespace of its own, with a fresh
+ * empty directory as $1, so that what it mounts goes with it whatever ends it.
+ */
+function privately(script: readonly string[], args: readonly string[]): void {
+  const at = mkdtempSync(join(tmpdir(), "sbx-writeback-"));
   try {
-    run("/usr/bin/mount", ["--bind", "-o", "nosuid,nodev", dirname(resolve(ws)), at]);
-    try {
-      f(join(at, basename(resolve(ws))));
-    } finally {
-      run("/usr/bin/umount", [at]);
-    }
+    const sh = ["set -e", ...script, ...REPLACE].join("\n");
+    run("/usr/bin/unshare", [
+      "--mount",
+      "--propagation",
+      "private",
+      "/bin/sh",
+      "-c",
+      sh,
+      "sbx-write-back",
+      at,
+      ...args,
+    ]);
   } finally {
     rmdirSync(at);
   }
-}
-
-/** mountedImage runs `f` with the tree of `image`, mounted read-only for the time of the call. */
-function mountedImage(image: string, f: (dir: string) => void): void {
-  const at = mkdtempSync(join(tmpdir(), "sbx-disk-"));
-  try {
-    run("/usr/bin/mount", ["-o", "loop,ro,nosuid,nodev,noexec", image, at]);
-    try {
-      f(at);
-    } finally {
-      run("/usr/bin/umount", [at]);
-    }
-  } finally {
-    rmdirSync(at);
-  }
-}
-
-/** replaceTree makes directory `to` hold a copy of `from`'s tree (and its attributes), durably. */
-function replaceTree(from: string, to: string): void {
-  for (const name of readdirSync(to)) rmSync(join(to, name), { recursive: true, force: true });
-  run("/usr/bin/cp", ["-a", "--", `${from}/.`, `${to}/`]);
-  run("/usr/bin/sync", ["-f", to]);
 }
 
 /**
  * writeBack (§5.3) replaces the workspace directory's tree with its image's, makes that durable,
  * and only then unmounts and removes the image. While the image is mounted on the workspace it is
  * read there (other sandboxes' namespaces may hold idle copies of the mount, so the image is never
- * mounted a second time) and the directory is reached underneath; an image left unmounted by a
- * crash is mounted read-only to be read. Nothing to do when there is no image.
+ * mounted a second time) and the directory is reached underneath it through a bind of its parent,
+ * which carries no submount; an image left unmounted by a crash is mounted read-only to be read.
+ * Nothing to do when there is no image.
  */
 export function writeBack(ws: string): void {
-  const image = diskImagePath(ws);
-  if (imageLoop(ws) !== "") {
-    underneath(ws, (dir) => replaceTree(ws, dir));
-    run("/usr/bin/umount", ["-l", ws]);
-  } else if (existsSync(image)) mountedImage(image, (tree) => replaceTree(tree, ws));
+  const abs = resolve(ws);
+  const image = diskImagePath(abs);
+  if (imageLoop(abs) !== "") {
+    privately(['mount --bind -- "$2" "$1"', 'to="$1/$3" from="$4"'], [dirname(abs), basename(abs), abs]);
+    run("/usr/bin/umount", ["-l", abs]);
+  } else if (existsSync(image))
+    privately(['mount -o loop,ro,nosuid,nodev,noexec -- "$2" "$1"', 'to="$3" from="$1"'], [image, abs]);
   rmSync(image, { force: true });
 }
 
