@@ -181,6 +181,18 @@ export function detachWorkspace(ws: string): void {
 }
 
 /**
+ * recoverWorkspace (§5.3) writes back an image a crash left on workspace `ws` (mounted, with no
+ * sandbox using it, after its host process was killed; or unmounted, after a reboot), so the
+ * directory holds what the unit wrote. Refuses `WorkspaceBusy` when a live sandbox uses it.
+ */
+export function recoverWorkspace(ws: string): void {
+  const loop = imageLoop(ws);
+  if (loop !== "" && inUse(loop, ws))
+    throw new HostError("WorkspaceBusy", `workspace ${ws} is in use by another sandbox`);
+  if (existsSync(diskImagePath(ws))) writeBack(ws);
+}
+
+/**
  * boundWorkspace (§5.3) puts workspace `ws` on a filesystem of its own where users other than root
  * can allocate at most `bytes` in all (what it already holds counts), owned by host uid `uid`.
  * An image left by a crash is written back first. Refuses `WorkspaceBusy` when the workspace is a
@@ -191,10 +203,7 @@ export function boundWorkspace(ws: string, bytes: number, uid: number): BoundWor
   if (!Number.isSafeInteger(bytes) || bytes <= 0)
     throw new RangeError("the disk bound must be a positive integer");
   const image = diskImagePath(ws);
-  const loop = imageLoop(ws);
-  if (loop !== "" && inUse(loop, ws))
-    throw new HostError("WorkspaceBusy", `workspace ${ws} is in use by another sandbox`);
-  if (existsSync(image)) writeBack(ws);
+  recoverWorkspace(ws);
   // Its own directory is reached under the image's mount by a bind of its parent (writeBack).
   if (isMountPoint(ws))
     throw new HostError("DiskLimitUnavailable", `workspace ${ws} is a mount point: give a directory in one`);

@@ -1,5 +1,6 @@
 // §5.1, §5.3 The workspace: the one writable tree of a sandbox. It is handed to the sandbox's host
-// uid before the run (the unit writes as that uid), and its size is checked after the run.
+// uid before the run (the unit writes as that uid); its size is bounded as the unit writes (disk.ts)
+// and checked after the run.
 import { lchownSync, lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
