@@ -208,7 +208,7 @@ export function boundWorkspace(ws: string, bytes: number, uid: number): BoundWor
   if (isMountPoint(ws))
     throw new HostError("DiskLimitUnavailable", `workspace ${ws} is a mount point: give a directory in one`);
   const mode = statSync(ws).mode & 0o7777;
-  const held = Number(diskBytesOf(ws));
+  const held = diskBytesOf(ws);
   // Written back, the tree is held twice for a moment (image and directory): both must fit.
   const host = statfsSync(dirname(image));
   if (host.bavail * host.bsize < 2 * (bytes + held))
@@ -250,7 +250,7 @@ export function boundWorkspace(ws: string, bytes: number, uid: number): BoundWor
     ]);
     run("/usr/bin/mount", ["-o", "loop,nosuid,nodev,noatime", image, ws]);
   } catch (e) {
-    unlinkSync(image);
+    rmSync(image, { force: true });
     throw e;
   }
   try {
