@@ -118,24 +118,17 @@ const REPLACE = [
 ];
 
 /**
- * privately runs `script` (sh, with `args` as $1…) in a mount namespace of its own, with a fresh
- * empty directory as $1, so that what it mounts goes with it whatever ends it.
+ * privately runs `script` (sh, with `args` as $2…) in a mount namespace of its own, with a fresh
+ * empty directory as $1, so that what it mounts goes with it whatever ends it; under a lock on the
+ * workspace's parent directory (flock), so two write-backs of one workspace (its sandbox's host and
+ * a later command that found it left) run one after the other, and the second finds nothing to do.
  */
-function privately(script: readonly string[], args: readonly string[]): void {
+function privately(ws: string, script: readonly string[], args: readonly string[]): void {
   const at = mkdtempSync(join(tmpdir(), "sbx-writeback-"));
   try {
     const sh = ["set -e", ...script, ...REPLACE].join("\n");
-    run("/usr/bin/unshare", [
-      "--mount",
-      "--propagation",
-      "private",
-      "/bin/sh",
-      "-c",
-      sh,
-      "sbx-write-back",
-      at,
-      ...args,
-    ]);
+    const unshare = ["/usr/bin/unshare", "--mount", "--propagation", "private"];
+    run("/usr/bin/flock", [dirname(ws), ...unshare, "/bin/sh", "-c", sh, "sbx-write-back", at, ...args]);
   } finally {
     rmdirSync(at);
   }
@@ -147,16 +140,29 @@ function privately(script: readonly string[], args: readonly string[]): void {
  * read there (other sandboxes' namespaces may hold idle copies of the mount, so the image is never
  * mounted a second time) and the directory is reached underneath it through a bind of its parent,
  * which carries no submount; an image left unmounted by a crash is mounted read-only to be read.
- * Nothing to do when there is no image.
+ * Nothing to do when there is no image, or when another write-back has just done it.
  */
 export function writeBack(ws: string): void {
   const abs = resolve(ws);
   const image = diskImagePath(abs);
   if (imageLoop(abs) !== "") {
-    privately(['mount --bind -- "$2" "$1"', 'to="$1/$3" from="$4"'], [dirname(abs), basename(abs), abs]);
-    run("/usr/bin/umount", ["-l", abs]);
+    privately(
+      abs,
+      [
+        'mount --bind -- "$2" "$1"',
+        'to="$1/$3" from="$4"',
+        // Not a mount here any more: another write-back unmounted it after copying.
+        '[ "$(stat -c %d -- "$from")" != "$(stat -c %d -- "$to")" ] || exit 0',
+      ],
+      [dirname(abs), basename(abs), abs],
+    );
+    if (imageLoop(abs) !== "") run("/usr/bin/umount", ["-l", abs]);
   } else if (existsSync(image))
-    privately(['mount -o loop,ro,nosuid,nodev,noexec -- "$2" "$1"', 'to="$3" from="$1"'], [image, abs]);
+    privately(
+      abs,
+      ['[ -e "$2" ] || exit 0', 'mount -o loop,ro,nosuid,nodev,noexec -- "$2" "$1"', 'to="$3" from="$1"'],
+      [image, abs],
+    );
   rmSync(image, { force: true });
 }
 
