@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/main.ts";
@@ -224,4 +224,47 @@ test("a warm pool on the image: the claimed item runs the image's program as the
   } finally {
     await sbx(["pool", "destroy", pool, "--store", join(dir, "runs")]);
   }
+});
+
+test("disk bounds on the Debian image: 1 GiB into a 64 MiB workspace, /tmp and /dev/shm is ENOSPC each time; the host's disk barely moves", async () => {
+  const manifest = await pinnedManifest();
+  const ws = mkdtempSync(join(dir, "ws-"));
+  const out = join(dir, "out-disk");
+  // The image's python3 writes 1 MiB at a time until the kernel refuses, then says how and how far.
+  const fill = [
+    "import errno, os",
+    "for p in [os.path.join(os.getcwd(), 'big'), '/tmp/big', '/dev/shm/big']:",
+    "    n, why = 0, 'none'",
+    "    with open(p, 'wb', buffering=0) as f:",
+    "        try:",
+    "            while n < 1 << 30: n += f.write(b'\\0' * (1 << 20))",
+    "        except OSError as e: why = errno.errorcode[e.errno]",
+    "    print(p, why, os.stat(p).st_size)",
+  ].join("\n");
+  // The host's filesystem (the workspace itself is its own while the unit runs).
+  const free = () => {
+    const s = statfsSync(dir);
+    return s.bfree * s.bsize;
+  };
+  const before = free();
+  let least = before;
+  const poll = setInterval(() => (least = Math.min(least, free())), 5);
+  const r = await sbx([
+    ...["run", "--manifest", manifest, "--images", store, "--workspace", ws, "--out", out],
+    ...["--disk", "64MiB", "--tmp-size", "64MiB", "--", "python3", "-c", fill],
+  ]).finally(() => clearInterval(poll));
+  assert.equal(r.code, 0, r.err);
+  const lines = readFileSync(join(out, "stdout"), "utf8").trim().split("\n");
+  assert.deepEqual(
+    lines.map((l) => l.split(" ").slice(0, 2).join(" ")),
+    ["/workspace/big ENOSPC", "/tmp/big ENOSPC", "/dev/shm/big ENOSPC"],
+  );
+  for (const l of lines) assert.ok(Number(l.split(" ")[2]) <= 64 << 20, l);
+  assert.match(r.out, /limits hit {3}workspace size/);
+  // The workspace holds at most its bound on disk; twice that for the moment of the write-back.
+  assert.ok(
+    before - least <= 2 * (64 << 20) + (16 << 20),
+    `the host's free space dropped by ${String(before - least)}`,
+  );
+  assert.ok(statSync(join(ws, "big")).size <= 64 << 20);
 });

@@ -28,6 +28,9 @@ export type HostErrorCode =
   // §14.9.6 the sandbox was not built from what the attested manifest pins: nothing is signed
   | "SandboxMismatch"
   | "LimitUnavailable"
+  // §5.3 the workspace's own bounded filesystem cannot be made, or another sandbox holds it
+  | "DiskLimitUnavailable"
+  | "WorkspaceBusy"
   | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers
   | "BadPowercap"

@@ -2,8 +2,9 @@
 // pre-started idle process, stopped (SIGSTOP) so it holds its memory without running.
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { HostError } from "../errors.ts";
+import { detachWorkspace } from "../sandbox/disk.ts";
 import { closeQuiet, errnoOf, lstatAt, listAt, openDirAt, openRoot, removeTreeAt } from "../fsat/index.ts";
 import { procCpuUs, procRssBytes, readProcStat } from "../meter/index.ts";
 
@@ -140,6 +141,8 @@ const CHANGED = new Set(["ENOTEMPTY", "ENOENT", "ENOTDIR", "EISDIR"]);
  */
 export function removeTree(p: string): void {
   const full = resolve(p);
+  // An item's workspace is its own bounded filesystem while its sandbox lives (sandbox/disk.ts).
+  detachWorkspace(join(full, "workspace"));
   const parent = openRoot(dirname(full));
   try {
     for (let i = 0; ; i++) {

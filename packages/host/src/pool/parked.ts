@@ -59,6 +59,7 @@ import {
   type SandboxOptions,
 } from "../sandbox/sandbox.ts";
 import type { SandboxUser } from "../sandbox/system.ts";
+import { boundWorkspace, workspaceFull, writeBack } from "../sandbox/disk.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
 import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
@@ -241,6 +242,9 @@ export async function parkSandbox(
   const hostUid = r.hostUid;
   mkdirSync(p.workspace, { recursive: true });
   handWorkspace(p.workspace, hostUid);
+  // §5.3 The workspace bounded by the kernel as the unit writes, as startSandbox does (disk.ts); a
+  // crash from here on leaves the mount to whatever removes the item (removeTree detaches it).
+  const disk = boundWorkspace(p.workspace, r.workspaceBytes, hostUid);
   // Each part is named in the item's starting.json before it is made (starting.ts), so a SIGKILL at
   // any step leaves nothing a later `sbx pool create`, `list` or `destroy` cannot find and remove.
   const mnt = reachable(p.workspace, hostUid) ? null : freshHostDir("mnt");
@@ -354,6 +358,7 @@ export async function parkSandbox(
     if (keeper?.pid !== undefined) killQuiet(keeper.pid);
     if (cg !== null) await removeRunCgroup(cg).catch(() => undefined);
     removeHostFiles(rec);
+    disk.release();
     clearStarting(itemDir);
     throw e;
   } finally {
@@ -555,7 +560,9 @@ export function claimSandbox(itemDir: string, argv: readonly string[]): ClaimedS
     await kill();
     out.end();
     err.end();
-    const disk = workspaceBytes(p.workspace) > info.provided.workspaceBytes;
+    const ws = info.provided.workspaceBytes;
+    const disk = workspaceFull(p.workspace, ws) || workspaceBytes(p.workspace) > ws;
+    writeBack(p.workspace);
     return { code, signal: null, started: true, setupFailed: false, hits: { ...hits, disk } };
   })();
   return {

@@ -33,6 +33,7 @@ import {
   killParkedNow,
   parkedAlive,
   parkedFrozen,
+  parkedPaths,
   parkedUsage,
   parkSandbox,
   readParked,
@@ -40,6 +41,7 @@ import {
 } from "./parked.ts";
 import { clearStarting, goneUnfinished, openItem, reapGone, reapUnfinished } from "./starting.ts";
 import { faultPoint } from "../store/fault.ts";
+import { detachWorkspace } from "../sandbox/disk.ts";
 
 /**
  * reap ends the items a killed `sbx pool create` left unfinished (starting.ts), outside the ledger.
@@ -465,7 +467,11 @@ export async function destroyPoolDir(
   await reapOn(ledger, dir);
   const items = poolPaths(dir).items;
   const names = existsSync(items) ? readdirSync(items) : [];
-  for (const name of names) await destroyParked(poolPaths(dir).item(name));
+  for (const name of names) {
+    await destroyParked(poolPaths(dir).item(name));
+    // A claimant that died before its write-back leaves the item's workspace mounted (disk.ts).
+    detachWorkspace(parkedPaths(poolPaths(dir).item(name)).workspace);
+  }
   rmSync(items, { recursive: true, force: true });
   return s;
 }

@@ -90,6 +90,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // bwrap mounts /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus read-only over the new proc.
   a.push("--proc", "/proc", "--dev", "/dev");
   a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  // §5.3 /dev/shm is a tmpfs of its own with /tmp's size (bwrap's /dev tmpfs has none).
+  a.push("--size", String(plan.tmpBytes), "--perms", "1777", "--tmpfs", "/dev/shm");
   a.push(
     plan.workspaceReadOnly === true ? "--ro-bind-fd" : "--bind-fd",
     String(WORKSPACE_FD),
@@ -99,9 +101,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   (plan.binds ?? []).forEach((b, i) =>
     a.push(b.writable ? "--bind-fd" : "--ro-bind-fd", String(BIND_FD + i), b.inside),
   );
-  // The root bwrap builds is a tmpfs the unit could write: made read-only, /tmp and the workspace
-  // stay the only writable mounts.
-  a.push("--remount-ro", "/");
+  // The root bwrap builds and its /dev are tmpfs the unit could write (the unit owns them): made
+  // read-only, /tmp, /dev/shm and the workspace stay the only writable mounts.
+  a.push("--remount-ro", "/dev", "--remount-ro", "/");
   a.push("--clearenv");
   for (const [k, v] of Object.entries(plan.env).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
     a.push("--setenv", k, v);

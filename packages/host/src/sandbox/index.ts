@@ -41,5 +41,7 @@ export type { BwrapPlan, LaunchPaths } from "./bwrap.ts";
 export { sandboxUser, systemEntries, etcFiles, writeEtc, sharedSystemDir, DEFAULT_USER } from "./system.ts";
 export type { SandboxUser, SystemEntry } from "./system.ts";
 export { handWorkspace, workspaceBytes, MAX_WORKSPACE_ENTRIES } from "./workspace.ts";
+export { boundWorkspace, diskImagePath, recoverWorkspace, writeBack, workspaceFull } from "./disk.ts";
+export type { BoundWorkspace } from "./disk.ts";
 export { providedLevel, statedLevel } from "./level.ts";
 export type { LevelFacts } from "./level.ts";

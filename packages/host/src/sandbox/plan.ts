@@ -16,7 +16,7 @@ import { etcFiles, sandboxUser, type SandboxUser, type SystemEntry } from "./sys
 export const DEFAULT_HOST_UID = 65534;
 /** Default size of the private /tmp: 64 MiB. */
 export const DEFAULT_TMP_BYTES = 64 << 20;
-/** Default bound on the workspace's size after a run: 1 GiB. */
+/** Default bound on the workspace's size, enforced as the unit writes (disk.ts): 1 GiB. */
 export const DEFAULT_WORKSPACE_BYTES = 1 << 30;
 /** The default PATH inside. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -33,7 +33,7 @@ export interface SandboxSpec {
   readonly env?: Readonly<Record<string, string>>;
   readonly limits?: Partial<Limits>;
   readonly tmpBytes?: number;
-  /** Largest workspace after the run, in bytes; beyond it the run reports the disk limit hit. */
+  /** Largest workspace, in bytes, enforced as the unit writes (disk.ts); reaching it is the disk limit hit. */
   readonly workspaceBytes?: number;
   /** The unprivileged host uid the sandbox runs as (default 65534). */
   readonly hostUid?: number;

@@ -26,6 +26,7 @@ import {
   type SandboxSpec,
 } from "./plan.ts";
 import { sharedSystemDir } from "./system.ts";
+import { boundWorkspace, type BoundWorkspace } from "./disk.ts";
 import { handWorkspace, workspaceBytes } from "./workspace.ts";
 import type { ImageSystem } from "../image/system.ts";
 
@@ -217,8 +218,11 @@ export function startSandbox(
   const seccompFile = join(sharedSystemDir({ "seccomp.bpf": sys.seccomp }), "seccomp.bpf");
   const { cgroup: cg, meter: meterCgroup } = makeRunCgroup(r.limits, o.hierarchies);
   let child: ChildProcess;
+  let bound: BoundWorkspace | null = null;
   try {
     handWorkspace(o.workspace, hostUid);
+    // §5.3 A writable workspace is bounded by the kernel as the unit writes (disk.ts).
+    if (o.workspaceReadOnly !== true) bound = boundWorkspace(o.workspace, r.workspaceBytes, hostUid);
     const rootfs = o.image === undefined ? undefined : imageMount(o.image.rootfs, hostUid);
     const system = o.image?.entries(rootfs?.mountpoint ?? o.image.rootfs);
     const [file, ...args] = launchArgv(r, {
@@ -239,6 +243,7 @@ export function startSandbox(
     child = spawn(file ?? "", args, { stdio: [...stdio, ...gate], env: {}, detached: true });
   } catch (e) {
     void removeRunCgroup(cg).catch(() => undefined);
+    bound?.release();
     throw e;
   }
   const status = statusReader(child.stdio[STATUS_FD as 4] as Readable);
@@ -262,7 +267,8 @@ export function startSandbox(
     const pid = await status.pid;
     const hits = limitHits(cg);
     await killRunCgroup(cg);
-    const disk = workspaceBytes(o.workspace) > provided.workspaceBytes;
+    const disk = bound?.full() === true || workspaceBytes(o.workspace) > provided.workspaceBytes;
+    bound?.release();
     const setupFailed =
       pid === null || (reported === null && signal === null && !killed && hits.oomKills === 0);
     return { code: reported ?? code, signal, started: pid !== null, setupFailed, hits: { ...hits, disk } };
@@ -274,7 +280,10 @@ export function startSandbox(
     provided,
     unitPid: status.pid,
     done,
-    release: () => removeRunCgroup(cg),
+    release: async () => {
+      bound?.release();
+      await removeRunCgroup(cg);
+    },
     ready,
     proceed(go) {
       if (goPipe === null || goPipe.destroyed) return;

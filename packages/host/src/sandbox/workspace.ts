@@ -1,5 +1,6 @@
 // §5.1, §5.3 The workspace: the one writable tree of a sandbox. It is handed to the sandbox's host
-// uid before the run (the unit writes as that uid), and its size is checked after the run.
+// uid before the run (the unit writes as that uid); its size is bounded as the unit writes (disk.ts)
+// and checked after the run.
 import { lchownSync, lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
@@ -41,6 +42,19 @@ export function workspaceBytes(root: string): number {
     if (seen.has(key)) return;
     seen.add(key);
     total += st.size;
+  });
+  return total;
+}
+
+/** diskBytesOf (§5.3) sums the storage the tree under `root` holds: allocated blocks × 512, directories included. */
+export function diskBytesOf(root: string): number {
+  const seen = new Set<string>();
+  let total = 0;
+  walk(root, (_p, st) => {
+    const key = `${st.dev}:${st.ino}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    total += st.blocks * 512;
   });
   return total;
 }

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { bwrapArgs, DEFAULT_USER, type BwrapPlan } from "../../src/sandbox/index.ts";
+import { isMountPoint, writeBack } from "../../src/sandbox/disk.ts";
 
 const PLAN: BwrapPlan = {
   user: DEFAULT_USER,
@@ -34,8 +35,9 @@ test("bwrapArgs: the whole command line of a plain sandbox", () => {
     "--ro-bind-fd", "5", "/etc",
     "--proc", "/proc", "--dev", "/dev",
     "--size", "1024", "--perms", "1777", "--tmpfs", "/tmp",
+    "--size", "1024", "--perms", "1777", "--tmpfs", "/dev/shm",
     "--bind-fd", "4", "/work", "--chdir", "/work",
-    "--remount-ro", "/",
+    "--remount-ro", "/dev", "--remount-ro", "/",
     "--clearenv", "--setenv", "HOME", "/work", "--setenv", "PATH", "/usr/bin",
     "--seccomp", "3", "--json-status-fd", "6",
     "--", "/bin/true", "x",
@@ -146,6 +148,8 @@ async function withSupervisor(f: (s: Started, supervisor: number) => Promise<voi
       await until("the cgroups are empty", () => procsOf(s!.dirs).length === 0);
       for (const d of [...s.dirs].reverse()) if (existsSync(d)) rmdirSync(d);
     }
+    // The supervisor died before its write-back: the workspace's image is still mounted (disk.ts).
+    if (isMountPoint(ws)) writeBack(ws);
     rmSync(ws, { recursive: true, force: true });
   }
 }

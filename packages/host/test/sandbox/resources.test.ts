@@ -67,14 +67,14 @@ test("/tmp is private and bounded by its size", async () => {
   assert.match(r.stdout.toString(), /No space left on device/);
 });
 
-test("the workspace size is checked after the run", async () => {
+test("the workspace size is bounded as the unit writes (the write past it fails) and recorded", async () => {
   const r = await inSandbox("echo RAN; dd if=/dev/zero of=big bs=1024 count=2048 2>/dev/null", {
     workspaceBytes: 1 << 20,
   });
   assert.equal(r.limits?.disk, true);
   assert.deepEqual(JSON.parse(JSON.stringify(verifyAttestation(r.attestation).predicate.outcome)), {
     status: "exited",
-    exit_code: 0,
+    exit_code: 1,
     limits: ["disk"],
   });
   const ok = await inSandbox("echo RAN; echo small > f", { workspaceBytes: 1 << 20 });

@@ -223,7 +223,7 @@ export const command: Command = {
   --cpus N         CPU limit in CPUs, e.g. 0.5 (default 2); at most this host's CPUs
   --pids N         most processes and threads at once (default 512)
   --tmp-size SIZE  size of the private /tmp (default 64 MiB)
-  --disk SIZE      largest workspace after the run (default 1 GiB); beyond it the run is refused
+  --disk SIZE      largest workspace (default 1 GiB), bounded as the unit writes: past it, ENOSPC
   --user NAME      the user inside (a manifest's remoteUser); root inside is never root outside
   --unsandboxed    run CMD as a plain child process on the host: level S0, stated as such
   --watch DIR      with --unsandboxed: journal the files CMD creates or changes under DIR

@@ -7,6 +7,7 @@ import { parseCanonical } from "@sbx/wire";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
+import { recoverWorkspace } from "@sbx/host/sandbox";
 import { snapshotRun, type RunStore } from "../../../runstore.ts";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "./paths.ts";
@@ -34,6 +35,8 @@ export async function suspendDirect(store: RunStore, id: Digest): Promise<Record
         "RunNotLive",
         "this host holds no workspace of the run to snapshot; close it instead",
       );
+    // A supervisor killed with its sandbox left the workspace on its image (sandbox-attest §5.3).
+    recoverWorkspace(ws);
     const snap = await snapshotRun(store, ws);
     const ref = { fs_root: snap.fs_root, manifest: await manifestOf(store, record.unitId) };
     const head = await store.appendSegment(id, record.head, {
@@ -53,8 +56,11 @@ export async function closeDirect(
   id: Digest,
   asked: string | null,
 ): Promise<Record<string, unknown>> {
-  const lock = takeRunLock(runPaths(store.root, id).lock);
+  const paths = runPaths(store.root, id);
+  const lock = takeRunLock(paths.lock);
   try {
+    const ws = readInfo(paths)?.workspace;
+    if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
     const vr = await readVerifiedRun(store, id);
     if (vr.record.phase === "closed")
       throw new SandboxAttestError("RecordClosed", "the run is closed already");

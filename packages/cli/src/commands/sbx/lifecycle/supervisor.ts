@@ -205,6 +205,13 @@ export class Supervisor {
     if (this.#parked === null && !this.#released) await this.#finish("exited");
   }
 
+  // The sandbox gone and its workspace written back (sandbox-attest §5.3) before the caller is told.
+  async #freed(): Promise<void> {
+    await this.#live.release().catch((e: unknown) => {
+      this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
+    });
+  }
+
   async #finish(reason: SupervisorEnd["reason"]): Promise<void> {
     if (this.#finishing) return;
     this.#finishing = true;
@@ -252,6 +259,7 @@ export class Supervisor {
     );
     if (release) {
       this.#released = true;
+      await this.#freed();
       void this.#finish("released");
     }
     return {
@@ -315,6 +323,7 @@ export class Supervisor {
     });
     this.#released = true;
     this.#i.say(`closed (${o})`);
+    await this.#freed();
     void this.#finish("closed");
     return { head: this.#head, outcome: o };
   }

@@ -1,0 +1,174 @@
+// §5.3 Every writable place a unit sees is bounded by the kernel as it writes (issue 30, defect 3):
+// the workspace (its own ext4 image, sandbox/disk.ts), /tmp and /dev/shm (tmpfs with a size), and
+// no other mount is writable. A write past a bound fails with ENOSPC inside, the outcome records
+// `limits.disk`, the host's free space drops by no more than the bound, and nothing the unit wrote
+// is lost, a crash between the run and the write-back included.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { boundWorkspace, diskImagePath, isMountPoint } from "../../src/sandbox/disk.ts";
+import { isHostError } from "../../src/errors.ts";
+import { inSandbox } from "./fixture.ts";
+
+const MiB = 1 << 20;
+const hostFree = (p: string): number => {
+  const s = statfsSync(p);
+  return s.bfree * s.bsize;
+};
+
+// Each place gets 1 GiB written into it; dd says how far it got and why it stopped.
+const FILL = (path: string) =>
+  `dd if=/dev/zero of=${path} bs=1M count=1024 2>&1 | grep -c "No space left on device"; echo "@${path} $(stat -c %s ${path})"`;
+
+test("1 GiB into a 64 MiB workspace, /tmp and /dev/shm: ENOSPC each time, limits.disk, the host's disk barely moves", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    const before = hostFree(dirname(ws));
+    let least = before;
+    const poll = setInterval(() => (least = Math.min(least, hostFree(dirname(ws)))), 5);
+    const r = await inSandbox(
+      [FILL("/work/big"), FILL("/tmp/big"), FILL("/dev/shm/big"), "sleep 0.3"].join("; "),
+      {
+        workspace: ws,
+        workspaceBytes: 64 * MiB,
+        tmpBytes: 64 * MiB,
+      },
+    ).finally(() => clearInterval(poll));
+    const out = r.stdout.toString();
+    for (const p of ["/work/big", "/tmp/big", "/dev/shm/big"]) {
+      const m = new RegExp(`^1\\n@${p} (\\d+)$`, "m").exec(out);
+      assert.ok(m, `${p}: no ENOSPC in ${out}`);
+      assert.ok(Number(m[1]) <= 64 * MiB, `${p}: ${m[1]} bytes written past the 64 MiB bound`);
+      assert.ok(Number(m[1]) >= 60 * MiB, `${p}: only ${m[1]} bytes of 64 MiB writable`);
+    }
+    assert.equal(r.limits?.disk, true);
+    assert.deepEqual(JSON.parse(JSON.stringify(verifyAttestation(r.attestation).predicate.outcome)), {
+      status: "exited",
+      exit_code: 0,
+      limits: ["disk"],
+    });
+    // The tmpfs places hold memory, not disk; the workspace at most its bound, plus the image's own
+    // structures, and twice that for the moment of the write-back.
+    assert.ok(before - least <= 2 * 64 * MiB + 16 * MiB, `host free space dropped by ${before - least}`);
+    assert.ok(before - hostFree(dirname(ws)) <= 64 * MiB + 4 * MiB);
+    assert.equal(statSync(join(ws, "big")).size <= 64 * MiB, true);
+    assert.equal(isMountPoint(ws), false);
+    assert.equal(existsSync(diskImagePath(ws)), false);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("no mount the unit sees is writable but the workspace, /tmp and /dev/shm", async () => {
+  // Every mount point in the unit's own mountinfo, each tried by creating a file and a directory.
+  const r = await inSandbox(
+    `while read -r _ _ _ _ m _; do m=$(printf '%b' "$m"); echo "tried $m"; if (: > "$m/.sbx-w") 2>/dev/null || mkdir "$m/.sbx-d" 2>/dev/null; then echo "writable $m"; fi
+     done < /proc/self/mountinfo | sort -u; echo done`,
+    { workspaceBytes: 8 * MiB },
+  );
+  const out = r.stdout.toString();
+  assert.match(out, /done\n$/);
+  const writable = out
+    .split("\n")
+    .filter((l) => l.startsWith("writable "))
+    .map((l) => l.slice(9));
+  assert.deepEqual(writable.sort(), ["/dev/shm", "/tmp", "/work"]);
+  // the system binds, /etc, /proc, /dev and its nodes, /dev/pts: all tried
+  const tried = out.split("\n").filter((l) => l.startsWith("tried "));
+  for (const m of [
+    "/",
+    "/usr",
+    "/etc",
+    "/proc",
+    "/dev",
+    "/dev/null",
+    "/dev/pts",
+    "/tmp",
+    "/dev/shm",
+    "/work",
+  ])
+    assert.ok(tried.includes(`tried ${m}`), `${m} not tried: ${out}`);
+});
+
+test("what the workspace held is there inside, what the unit wrote is there after, within the bound", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    writeFileSync(join(ws, "held"), "x".repeat(3 * MiB));
+    const r = await inSandbox(
+      `cat held | wc -c; dd if=/dev/zero of=more bs=1M count=64 2>&1 | grep -c "No space left on device"; echo kept > kept`,
+      {
+        workspace: ws,
+        workspaceBytes: 16 * MiB,
+      },
+    );
+    assert.match(r.stdout.toString(), /^3145728\n1\n$/);
+    // what it held counts: 16 MiB in all
+    assert.ok(statSync(join(ws, "more")).size <= 13 * MiB);
+    assert.equal(readFileSync(join(ws, "held"), "utf8").length, 3 * MiB);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("an image left by a crash before the write-back is written back by the next sandbox: nothing lost", () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    writeFileSync(join(ws, "old"), "old\n");
+    const b = boundWorkspace(ws, 8 * MiB, 65534);
+    writeFileSync(join(ws, "written"), "during the run\n");
+    // The host dies here: its mount goes with it (as at a reboot), the image stays beside.
+    execFileSync("umount", [ws]);
+    assert.equal(existsSync(join(ws, "written")), false);
+    assert.equal(existsSync(b.image), true);
+    const again = boundWorkspace(ws, 8 * MiB, 65534);
+    assert.equal(readFileSync(join(ws, "written"), "utf8"), "during the run\n");
+    again.release();
+    assert.equal(readFileSync(join(ws, "written"), "utf8"), "during the run\n");
+    assert.equal(readFileSync(join(ws, "old"), "utf8"), "old\n");
+    assert.equal(existsSync(b.image), false);
+  } finally {
+    if (isMountPoint(ws)) execFileSync("umount", [ws]);
+    rmSync(diskImagePath(ws), { force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("a workspace a live sandbox holds is refused WorkspaceBusy; one whose host died is written back", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    const first = inSandbox("echo up > up; sleep 1", { workspace: ws, workspaceBytes: 4 * MiB });
+    while (!existsSync(join(ws, "up"))) await new Promise((r) => setTimeout(r, 10));
+    await assert.rejects(inSandbox("true", { workspace: ws, workspaceBytes: 4 * MiB }), (e) =>
+      isHostError(e, "WorkspaceBusy"),
+    );
+    await first;
+    // A host that died with the image mounted (no sandbox holds it any more): written back, not refused.
+    boundWorkspace(ws, 4 * MiB, 65534);
+    writeFileSync(join(ws, "late"), "late\n");
+    boundWorkspace(ws, 4 * MiB, 65534).release();
+    assert.equal(readFileSync(join(ws, "late"), "utf8"), "late\n");
+    assert.equal(readFileSync(join(ws, "up"), "utf8"), "up\n");
+  } finally {
+    if (isMountPoint(ws)) execFileSync("umount", [ws]);
+    rmSync(diskImagePath(ws), { force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("a workspace that is a mount point of its own is refused DiskLimitUnavailable, never run unbounded", () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", ws]);
+  try {
+    assert.throws(
+      () => boundWorkspace(ws, 4 * MiB, 65534),
+      (e) => isHostError(e, "DiskLimitUnavailable"),
+    );
+  } finally {
+    execFileSync("umount", [ws]);
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
