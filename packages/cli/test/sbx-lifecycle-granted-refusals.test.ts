@@ -9,6 +9,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
+import { isCodedError, type Digest } from "@sbx/wire";
+import { FileStore } from "@sbx/host/store";
+import { askSupervisor } from "../src/commands/sbx/lifecycle/control.ts";
+import { runPaths } from "../src/commands/sbx/lifecycle/paths.ts";
 import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
 import { granted, jcp, ledgerSpends, startAgent, type Granted } from "./granted-helpers.ts";
 
@@ -36,6 +40,19 @@ async function tighten(g: Granted, code: Code, log: string): Promise<void> {
   if (code === "Expired") await waitFor(() => Date.now() > exp + 50, "the amended expiry");
 }
 
+/**
+ * askedResume asks the frozen run's live supervisor to resume, over its control socket, and returns
+ * the refusal as the client rebuilt it: the structured value that crossed, not a line of stderr.
+ */
+async function askedResume(store: string, id: Digest): Promise<unknown> {
+  const socket = runPaths(FileStore.open(store, { readOnly: true }).root, id).socket;
+  try {
+    return { answered: await askSupervisor(socket, { op: "resume" }) };
+  } catch (e) {
+    return e;
+  }
+}
+
 async function refusedResume(code: Code, release: boolean): Promise<void> {
   const g0 = await granted("100J");
   const log = g0.p("amendments");
@@ -54,6 +71,15 @@ async function refusedResume(code: Code, release: boolean): Promise<void> {
     await tighten(g, code, log);
     const before = await kinds(store, id);
     assert.deepEqual(before, ["executed", "suspended"]);
+    if (!release) {
+      // The refusal crosses the supervisor's socket as {code, message, detail}: rebuilt with the
+      // issuer's code (not ControlFailed around it), its reason and a detail object.
+      const e = await askedResume(store, id);
+      assert.ok(isCodedError(e, code), `want ${code} across the socket, got ${String(e)}`);
+      assert.equal(e.code, code);
+      assert.ok(e.reason.length > 0 && !e.reason.startsWith(`${code}:`), e.reason);
+      assert.equal(typeof e.detail, "object");
+    }
     const resume = release
       ? ["resume", id, "--store", store, "--workspace", g.p("ws2"), ...g.flags]
       : ["resume", id, "--store", store];
