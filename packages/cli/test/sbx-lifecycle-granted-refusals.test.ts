@@ -13,6 +13,7 @@ import { isCodedError, type Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
 import { askSupervisor } from "../src/commands/sbx/lifecycle/control.ts";
 import { runPaths } from "../src/commands/sbx/lifecycle/paths.ts";
+import { spawnDetached } from "../src/commands/sbx/lifecycle/detach.ts";
 import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
 import { granted, jcp, ledgerSpends, startAgent, type Granted } from "./granted-helpers.ts";
 
@@ -53,6 +54,19 @@ async function askedResume(store: string, id: Digest): Promise<unknown> {
   }
 }
 
+/**
+ * detachedResume runs `sbx resume --detach` as the command does (spawnDetached) and returns how it
+ * ended: the refusal the detached child told its parent over the pipe, rebuilt, or its exit code.
+ */
+async function detachedResume(store: string, args: readonly string[]): Promise<unknown> {
+  const io = { out: () => undefined, err: () => undefined };
+  try {
+    return { exit: await spawnDetached(store, ["resume", ...args], io) };
+  } catch (e) {
+    return e;
+  }
+}
+
 async function refusedResume(code: Code, release: boolean): Promise<void> {
   const g0 = await granted("100J");
   const log = g0.p("amendments");
@@ -79,6 +93,12 @@ async function refusedResume(code: Code, release: boolean): Promise<void> {
       assert.equal(e.code, code);
       assert.ok(e.reason.length > 0 && !e.reason.startsWith(`${code}:`), e.reason);
       assert.equal(typeof e.detail, "object");
+    }
+    if (release) {
+      // The detached child's refusal crosses its pipe to the parent as {code, message, detail}.
+      const e = await detachedResume(store, [id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+      assert.ok(isCodedError(e, code), `want ${code} from the detached child, got ${JSON.stringify(e)}`);
+      assert.ok(e.reason.length > 0 && !e.reason.startsWith(`${code}:`), e.reason);
     }
     const resume = release
       ? ["resume", id, "--store", store, "--workspace", g.p("ws2"), ...g.flags]

@@ -13,7 +13,7 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { parseStrict, type Digest, type Envelope } from "@sbx/wire";
+import { isCodedError, parseStrict, type Digest, type Envelope } from "@sbx/wire";
 import { faultPoint } from "@sbx/host/store";
 import { eventAddress } from "@sbx/jcp-grant/standing";
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
@@ -44,6 +44,7 @@ export interface EventResult {
 }
 
 function codeOf(e: unknown): { code: string; message: string } {
+  if (isCodedError(e)) return { code: e.code, message: e.reason };
   const code = (e as { code?: unknown } | null)?.code;
   return {
     code: typeof code === "string" ? code : "Error",

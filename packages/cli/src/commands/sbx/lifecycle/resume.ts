@@ -18,7 +18,7 @@ import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock }
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo, type RunKeyRef } from "./paths.ts";
-import { notifyDetached } from "./detach.ts";
+import { asDetachedChild, notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
 import { policyOfRun } from "./governed.ts";
@@ -71,8 +71,15 @@ export interface RestoreInput {
   readonly grantValues?: Readonly<Record<string, unknown>>;
 }
 
-/** resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends. */
-export async function resumeByRestore(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
+/**
+ * resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends; in a
+ * detached child, a refusal before the run goes is told to the parent with its code (detach.ts).
+ */
+export function resumeByRestore(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
+  return asDetachedChild(() => restoreAndSupervise(r, io));
+}
+
+async function restoreAndSupervise(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
   const paths = runPaths(r.store.root, r.id);
   const lock = takeRunLock(paths.lock);
   let ws: string | null = null;
