@@ -115,6 +115,8 @@ const UNUSABLE_HOST = new Set([
   "RunNotFound",
   "RunAmbiguous",
   "ImageUnnamed",
+  "BadRunRef",
+  "BadLedger",
 ]);
 
 /** A Node system error: errno code, the call that failed, and usually the path. */

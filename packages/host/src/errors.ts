@@ -86,7 +86,11 @@ export type HostErrorCode =
   | "ArchiveTooLarge"
   | "ArchiveIncomplete"
   | "RunNotFound"
-  | "RunAmbiguous";
+  | "RunAmbiguous"
+  // a run reference that is not a run id or a prefix of one (stores/runref.ts)
+  | "BadRunRef"
+  // a jcp log (spend, mint, checkpoint) that is not an append-only log of its entries (ledger/)
+  | "BadLedger";
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends CodedError<HostErrorCode> {
