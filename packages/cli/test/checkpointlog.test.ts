@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { generateKeyPair, payloadOf } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
-import { appendLogJson } from "../src/commands/jcp/lib/ledger.ts";
+import { appendLogJson } from "@sbx/host/ledger";
 import {
   appendCheckpoint,
   CheckpointFollower,

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { payloadOf } from "@sbx/wire";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 import { readMintLog } from "../src/commands/jcp/lib/mintlog.ts";
 import { readLog } from "@sbx/host/log";
 import { runLogOf } from "../src/commands/sbx/on-event-runs.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { grantStore, SpendLedger } from "@sbx/jcp-grant/grant";
 import { readKey } from "../src/keyfile.ts";
 import { runCli } from "../src/main.ts";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 import { lineWorker, tsxArgv } from "../../host/test/support/worker.ts";
 
 async function jcp(argv: string[]): Promise<void> {

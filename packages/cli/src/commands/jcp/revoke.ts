@@ -8,7 +8,7 @@ import { resolveChain, RevocationList } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { readChain, timeArg } from "./lib/files.ts";
-import { appendLogJson, readLogJson } from "./lib/ledger.ts";
+import { appendLogJson, readLogJson } from "@sbx/host/ledger";
 import { CliError } from "../../errors.ts";
 import { revokeShared, sharedUrl, STORE_HELP, withShared } from "./lib/shared.ts";
 

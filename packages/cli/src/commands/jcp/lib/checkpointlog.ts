@@ -12,7 +12,7 @@ import { isHostError } from "@sbx/host";
 import { isLog, LOG_GENESIS, readLog, readLogFrom, type LogMark, type LogState } from "@sbx/host/log";
 import { CliError } from "../../../errors.ts";
 import { readJson } from "./files.ts";
-import { appendLogJson, readLogJson } from "./ledger.ts";
+import { appendLogJson, readLogJson } from "@sbx/host/ledger";
 
 /** A checkpoint log as read: its entries and the log's head (null for an older list file). */
 export interface CheckpointEntries {

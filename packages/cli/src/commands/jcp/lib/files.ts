@@ -8,7 +8,7 @@ import { UsageError } from "../../../command.ts";
 import { readPrincipal } from "../../../keyfile.ts";
 import { readJsonInput, writeJsonOutput } from "../../../files.ts";
 import { isLog } from "@sbx/host/log";
-import { readLogJson } from "./ledger.ts";
+import { readLogJson } from "@sbx/host/ledger";
 
 /**
  * readJson reads a JSON file within the §2.9 limits (refused above 16 MiB before it is read) with the

@@ -15,7 +15,7 @@ import {
 import { isHostError } from "@sbx/host";
 import type { LogMark } from "@sbx/host/log";
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
-import { appendLedgerAt, readLedger, readLedgerFrom } from "./ledger.ts";
+import { appendLedgerAt, readLedger, readLedgerFrom } from "@sbx/host/ledger";
 
 /** A ledger as verified by this process: the mark it was verified up to, its grants and its state. */
 export interface VerifiedLedger {

@@ -3,8 +3,8 @@
 // claims the head it was built against, and a writer that lost the race rebuilds from the new head.
 import { existsSync } from "node:fs";
 import { canonicalBytes, parseStrict, type Envelope, type Digest } from "@sbx/wire";
-import { appendLog, appendLogAt, isLog, readLog, readLogFrom, type LogMark } from "@sbx/host/log";
-import { CliError } from "../../../errors.ts";
+import { appendLog, appendLogAt, isLog, readLog, readLogFrom, type LogMark } from "../log/index.ts";
+import { HostError as CliError } from "../errors.ts";
 
 /** A ledger as read: every grant envelope and receipt in entry order, and the log's head. */
 export interface LedgerState {

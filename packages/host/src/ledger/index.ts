@@ -1,0 +1,10 @@
+// The JCP logs on disk (jcp §4.3–§4.7): spend ledgers, mint logs, checkpoint logs, on the one append-only log.
+export {
+  readLedger,
+  readLogJson,
+  appendLogJson,
+  appendLedger,
+  readLedgerFrom,
+  appendLedgerAt,
+} from "./ledger.ts";
+export type { LedgerState, LedgerTail } from "./ledger.ts";
