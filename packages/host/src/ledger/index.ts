@@ -7,4 +7,6 @@ export {
   readLedgerFrom,
   appendLedgerAt,
 } from "./ledger.ts";
+export { verifiedLedger, spendOn } from "./spender.ts";
 export type { LedgerState, LedgerTail } from "./ledger.ts";
+export type { VerifiedLedger, SpendResult } from "./spender.ts";

@@ -4,7 +4,7 @@ import { GrantCache } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { amountArg, countArg, principal, readChain, readList, timeArg } from "./lib/files.ts";
-import { spendOn } from "./lib/spender.ts";
+import { spendOn } from "@sbx/host/ledger";
 import { sharedUrl, spendSharedCommand, STORE_HELP } from "./lib/shared.ts";
 
 const help = `usage: jcp spend --host-key FILE --chain CHAINFILE --ledger DIR --uj AMOUNT --root DID|KEYFILE…

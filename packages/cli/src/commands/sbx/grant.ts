@@ -36,7 +36,7 @@ import { UsageError } from "../../command.ts";
 import { readPrincipal } from "../../keyfile.ts";
 import { readChain, readJson, readList } from "../jcp/lib/files.ts";
 import { amendedLeaf } from "./grantamend.ts";
-import { spendOn, verifiedLedger } from "../jcp/lib/spender.ts";
+import { spendOn, verifiedLedger } from "@sbx/host/ledger";
 
 /** The options `sbx run` takes for a run under grants. */
 export const GRANT_OPTIONS = {

@@ -17,7 +17,7 @@ import { UsageError } from "../../../command.ts";
 import { readKey, readPrincipal } from "../../../keyfile.ts";
 import type { RunStore } from "../../../runstore.ts";
 import { appendCheckpoint } from "../../jcp/lib/checkpointlog.ts";
-import { verifiedLedger } from "../../jcp/lib/spender.ts";
+import { verifiedLedger } from "@sbx/host/ledger";
 
 /** The options of `sbx suspend` that ask for the checkpoint. */
 export const CHECKPOINT_OPTIONS = {

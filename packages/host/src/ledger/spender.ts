@@ -12,10 +12,10 @@ import {
   type LedgerOptions,
   type SpendRequest,
 } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import type { LogMark } from "@sbx/host/log";
+import { isHostError } from "../errors.ts";
+import type { LogMark } from "../log/index.ts";
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
-import { appendLedgerAt, readLedger, readLedgerFrom } from "@sbx/host/ledger";
+import { appendLedgerAt, readLedger, readLedgerFrom } from "./index.ts";
 
 /** A ledger as verified by this process: the mark it was verified up to, its grants and its state. */
 export interface VerifiedLedger {
