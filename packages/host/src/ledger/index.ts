@@ -7,6 +7,8 @@ export {
   readLedgerFrom,
   appendLedgerAt,
 } from "./ledger.ts";
+export { ledgerReport, ledgerReportOf } from "./ledgerverify.ts";
 export { verifiedLedger, spendOn } from "./spender.ts";
 export type { LedgerState, LedgerTail } from "./ledger.ts";
+export type { GrantStanding, LedgerReport } from "./ledgerverify.ts";
 export type { VerifiedLedger, SpendResult } from "./spender.ts";
