@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { payloadOf } from "@sbx/wire";
 import { readLedger } from "@sbx/host/ledger";
-import { readMintLog } from "../src/commands/jcp/lib/mintlog.ts";
+import { readMintLog } from "@sbx/host/ledger";
 import { readLog } from "@sbx/host/log";
 import { runLogOf } from "../src/commands/sbx/on-event-runs.ts";
 import { sbx } from "./lifecycle-helpers.ts";

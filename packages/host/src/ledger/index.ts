@@ -8,7 +8,9 @@ export {
   appendLedgerAt,
 } from "./ledger.ts";
 export { ledgerReport, ledgerReportOf } from "./ledgerverify.ts";
+export { readMintLog, mintOn } from "./mintlog.ts";
 export { verifiedLedger, spendOn } from "./spender.ts";
 export type { LedgerState, LedgerTail } from "./ledger.ts";
 export type { GrantStanding, LedgerReport } from "./ledgerverify.ts";
+export type { MintLog, MintResult } from "./mintlog.ts";
 export type { VerifiedLedger, SpendResult } from "./spender.ts";

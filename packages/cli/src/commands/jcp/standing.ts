@@ -6,7 +6,7 @@ import { resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
-import { mintOn, readMintLog } from "./lib/mintlog.ts";
+import { mintOn, readMintLog } from "@sbx/host/ledger";
 import {
   amountArg,
   countArg,

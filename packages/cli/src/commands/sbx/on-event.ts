@@ -20,7 +20,7 @@ import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../com
 import { CliError } from "../../errors.ts";
 import { readKey, readPrincipal } from "../../keyfile.ts";
 import { readChain, readJson, writeJson } from "../jcp/lib/files.ts";
-import { mintOn } from "../jcp/lib/mintlog.ts";
+import { mintOn } from "@sbx/host/ledger";
 import { command as runCommand } from "./run.ts";
 import { claimRun, endRun, mintedRuns, type MintedRun } from "./on-event-runs.ts";
 

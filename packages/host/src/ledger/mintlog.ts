@@ -9,9 +9,9 @@ import { existsSync } from "node:fs";
 import { canonicalBytes, parseStrict, payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { StandingMinter, type LedgerFiles, type Minted, type StandingGrant } from "@sbx/jcp-grant/standing";
 import type { ResolveOptions } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import { appendLog, isLog, readLog } from "@sbx/host/log";
-import { CliError } from "../../../errors.ts";
+import { isHostError } from "../errors.ts";
+import { appendLog, isLog, readLog } from "../log/index.ts";
+import { HostError as CliError } from "../errors.ts";
 
 /** A mint ledger as read: its entries, the events and children they cite, and the log's head. */
 export interface MintLog extends LedgerFiles {
