@@ -3,7 +3,7 @@
 // --grant) can be checked against the run's attested energy.
 import { SpendLedger, grantStore, type EffectiveGrant, type RevocationIndex } from "@sbx/jcp-grant/grant";
 import type { Envelope } from "@sbx/wire";
-import { readLedger } from "./index.ts";
+import { readLedger } from "./ledger.ts";
 
 /** One grant's standing on a ledger. */
 export interface GrantStanding {

@@ -15,7 +15,7 @@ import {
 import { isHostError } from "../errors.ts";
 import type { LogMark } from "../log/index.ts";
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
-import { appendLedgerAt, readLedger, readLedgerFrom } from "./index.ts";
+import { appendLedgerAt, readLedger, readLedgerFrom } from "./ledger.ts";
 
 /** A ledger as verified by this process: the mark it was verified up to, its grants and its state. */
 export interface VerifiedLedger {
