@@ -7,6 +7,7 @@ export {
   readLedgerFrom,
   appendLedgerAt,
 } from "./ledger.ts";
+export { ledgerOf, replayLedger, spendOnLog } from "./ledgerstore.ts";
 export { ledgerReport, ledgerReportOf } from "./ledgerverify.ts";
 export { readMintLog, mintOn } from "./mintlog.ts";
 export { verifiedLedger, spendOn } from "./spender.ts";
