@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { PgStore } from "@sbx/host/pg";
 import { folderLedger, logStoreLedger, type PoolLedger } from "@sbx/host/pool";
-import { hostLocalDir, runStoreDir, runStoreUrl } from "./runstore.ts";
+import { hostLocalDir, runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 /** The folder under which `--pool NAME` lives, and where the default host key is (host-key.pem). */
 export function poolStoreDir(given: string | undefined): string {

@@ -2,7 +2,7 @@
 // in the run store. Each first asks the run's supervisor on this host (the process holding its
 // sandbox); with none live, it acts on the record itself under the run's lock.
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
-import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
+import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
 import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
 import { runPaths } from "./lifecycle/paths.ts";

@@ -12,7 +12,7 @@ import { collectFleet, collectRun } from "../../report/collect.ts";
 import type { RunBundle } from "../../report/bundle.ts";
 import { reportHtml } from "../../report/html.ts";
 import { collectPgRun } from "../../report/pgcollect.ts";
-import { runStoreDir, runStoreUrl } from "../../runstore.ts";
+import { runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 const EMBED_MAX = 16 * 1024 * 1024;
 const RECORD_MAX = 512 * 1024 * 1024;

@@ -9,7 +9,7 @@ import { redactUrl, verifyPgRun } from "@sbx/host/pg";
 import { resolvePgRun, withPg } from "../../pgruns.ts";
 import { resolveRun } from "../../runref.ts";
 import { NO_GRANTS } from "../../report/grants.ts";
-import { readableRunStore, runStoreUrl } from "../../runstore.ts";
+import { readableRunStore, runStoreUrl } from "@sbx/host/stores";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                     a postgres:// connection string reads and verifies each run in that database itself

@@ -15,7 +15,7 @@ import { readRun } from "@sbx/sandbox-attest/store";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import { UsageError } from "../../../command.ts";
 import { readKey, readPrincipal } from "../../../keyfile.ts";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import { appendCheckpoint } from "../../jcp/lib/checkpointlog.ts";
 import { verifiedLedger } from "@sbx/host/ledger";
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import type { Readable } from "node:stream";
 import { errorFromJson, errorToJson, isCodedError, parseStrict } from "@sbx/wire";
 import { EXIT, type Io } from "../../../command.ts";
-import { openAnyRunStore, storeArgOf } from "../../../runstore.ts";
+import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
 
 const NOTIFY = "SBX_DETACH_NOTIFY";
 

@@ -7,7 +7,7 @@ import { parseCanonical } from "@sbx/wire";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
-import { snapshotRun, type RunStore } from "../../../runstore.ts";
+import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "./paths.ts";
 import { closeOutcome } from "./supervisor.ts";

@@ -11,7 +11,7 @@ import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { HostError } from "@sbx/host";
 import { gateUnavailableReason } from "@sbx/host/gate";
 import { EXEC_POLICY_LABEL, NO_MANIFEST, type VerifiedRun } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import type { RunGate } from "../run-gate.ts";
 
 /** storePolicy stores a gated run's policy and returns the unit labels that name it. */

@@ -12,7 +12,7 @@ import type { Digest, KeyPair } from "@sbx/wire";
 import { SandboxAttestError, type RunRecord } from "@sbx/sandbox-attest/runrecord";
 import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { prepareGrantRun } from "../grant.ts";

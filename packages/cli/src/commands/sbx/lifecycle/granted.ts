@@ -19,7 +19,7 @@ import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
 import { HostError } from "@sbx/host";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import type { GrantLedger, GrantRun } from "../grant.ts";
 import type { Governance } from "./supervisor.ts";
 

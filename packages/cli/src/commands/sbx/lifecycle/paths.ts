@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
 import { FileStore, writeFileDurably } from "@sbx/host/store";
-import { runStoreDir } from "../../../runstore.ts";
+import { runStoreDir } from "@sbx/host/stores";
 import { readKey, writeNewKey } from "../../../keyfile.ts";
 
 /** The live paths of one run in one store. */

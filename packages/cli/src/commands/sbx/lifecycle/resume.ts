@@ -13,7 +13,7 @@ import { parseUnit, type UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { faultPoint } from "@sbx/host/store";
-import { restoreRun, snapshotRun, type RunStore } from "../../../runstore.ts";
+import { restoreRun, snapshotRun, type RunStore } from "@sbx/host/stores";
 import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";

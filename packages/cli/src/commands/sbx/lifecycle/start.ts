@@ -10,7 +10,7 @@ import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
-import { openAnyRunStore } from "../../../runstore.ts";
+import { openAnyRunStore } from "@sbx/host/stores";
 import { runPaths, writeInfo } from "./paths.ts";
 import { startKeyOf } from "./runkey.ts";
 import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";

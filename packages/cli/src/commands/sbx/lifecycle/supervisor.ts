@@ -18,7 +18,7 @@ import type { LiveCheck } from "@sbx/host/run";
 import { HostError } from "@sbx/host";
 import { faultPoint } from "@sbx/host/store";
 import type { SandboxOptions } from "@sbx/host/sandbox";
-import { snapshotRun, type RunStore } from "../../../runstore.ts";
+import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import {
   checkEnvironment,
   hostOffer,

@@ -4,11 +4,11 @@
 // PostgreSQL store shared by many hosts (openStore); a path selects the file store.
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { FileStore } from "@sbx/host/store";
-import { isPgUrl, PgStore, SharedRunStore } from "@sbx/host/pg";
-import { restoreSnapshot, snapshotDir, type SnapshotResult } from "@sbx/host/snapshot";
+import { FileStore } from "../store/index.ts";
+import { isPgUrl, PgStore, SharedRunStore } from "../pg/index.ts";
+import { restoreSnapshot, snapshotDir, type SnapshotResult } from "../snapshot/index.ts";
 import type { Digest } from "@sbx/wire";
-import { HostError } from "@sbx/host";
+import { HostError } from "../errors.ts";
 
 /** runStoreChoice is the raw selection: the flag, else the environment, else null (the XDG default). */
 function runStoreChoice(given: string | undefined, env: NodeJS.ProcessEnv): string | null {

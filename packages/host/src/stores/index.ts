@@ -1,0 +1,15 @@
+// The stores a host runs on (§13.7, §15): the run store selected by flag, environment or default (a folder or PostgreSQL), pool stores, run references.
+export {
+  runStoreUrl,
+  runStoreDir,
+  openRunStore,
+  openStore,
+  closeStore,
+  hostLocalDir,
+  openAnyRunStore,
+  storeArgOf,
+  snapshotRun,
+  restoreRun,
+  readableRunStore,
+} from "./runstore.ts";
+export type { RunStore } from "./runstore.ts";
