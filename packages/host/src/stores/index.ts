@@ -1,4 +1,5 @@
 // The stores a host runs on (§13.7, §15): the run store selected by flag, environment or default (a folder or PostgreSQL), pool stores, run references.
+export { poolStoreDir, poolsDir, withPoolLedger } from "./poolstore.ts";
 export {
   runStoreUrl,
   runStoreDir,

@@ -47,7 +47,7 @@ import {
 } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
 import { byteSizeOpt } from "../../bytesize.ts";
-import { poolsDir, poolStoreDir, withPoolLedger } from "../../poolstore.ts";
+import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
 import { hostKeyOf } from "./lifecycle/paths.ts";
 import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
 import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
