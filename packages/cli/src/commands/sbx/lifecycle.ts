@@ -7,7 +7,7 @@ import { askSupervisor } from "./lifecycle/control.ts";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
 import { runPaths } from "./lifecycle/paths.ts";
 import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";
-import { resolveStoreRun } from "../../runref.ts";
+import { resolveStoreRun } from "@sbx/host/stores";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";

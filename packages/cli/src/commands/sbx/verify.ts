@@ -7,7 +7,7 @@ import { isDigest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { runRecordPath } from "./lifecycle/paths.ts";
-import { withPg } from "../../pgruns.ts";
+import { withPg } from "@sbx/host/stores";
 import { runStoreUrl } from "@sbx/host/stores";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 

@@ -1,8 +1,8 @@
 // A run named on the command line: its full id (head₀, `blake3:<64 hex>`) or a unique prefix of it,
 // with or without `blake3:`, among the records of the run store.
 import type { Digest } from "@sbx/wire";
-import { HostError } from "@sbx/host";
-import type { FileStore } from "@sbx/host/store";
+import { HostError } from "../errors.ts";
+import type { FileStore } from "../store/index.ts";
 
 /** resolveRun finds the one run `ref` names: `RunNotFound` for none, `RunAmbiguous` for several. */
 export function resolveRun(store: FileStore, ref: string | undefined): Digest {
