@@ -4,7 +4,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isCodedError, type CodedError } from "@sbx/wire";
 import { CliError, isCliError } from "./errors.ts";
-import { systemReason } from "./files.ts";
+import { systemReason } from "@sbx/host/files";
 
 /** Exit codes of every command (documented in the README and in each --help). */
 export const EXIT = {

@@ -6,7 +6,7 @@ import { ingestManifest, type Manifest } from "@sbx/sandbox-attest/manifest";
 import { HostError } from "@sbx/host";
 import { ImageStore, imageRunOptions, type Rootfs } from "@sbx/host/image";
 import type { SandboxOptions } from "@sbx/host/sandbox";
-import { MAX_JSON_BYTES, readInput } from "./files.ts";
+import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";
 import { hostLocalDir, runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 /**

@@ -7,7 +7,7 @@ import { randomFillSync } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { blake3, formatDigest } from "@sbx/wire";
-import { hashInput, readJsonInput, writeOutput } from "../src/files.ts";
+import { hashInput, readJsonInput, writeOutput } from "@sbx/host/files";
 import { isHostError } from "@sbx/host";
 
 function code(f: () => unknown): string | null {

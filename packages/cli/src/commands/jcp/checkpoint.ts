@@ -5,7 +5,7 @@ import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { readKey } from "../../keyfile.ts";
-import { hashInput } from "../../files.ts";
+import { hashInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 import { countArg, grantJson, grantLine, readChain, rootsOf, timeArg } from "./lib/files.ts";

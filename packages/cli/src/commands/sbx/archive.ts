@@ -3,7 +3,7 @@
 import { writeSync } from "node:fs";
 import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
 import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
-import { readInput, writeOutput } from "../../files.ts";
+import { readInput, writeOutput } from "@sbx/host/files";
 import { resolveRun } from "@sbx/host/stores";
 import { openRunStore, readableRunStore, runStoreUrl } from "@sbx/host/stores";
 import { importIntoShared } from "./archive-pg.ts";

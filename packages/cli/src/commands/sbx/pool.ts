@@ -51,7 +51,7 @@ import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
 import { hostKeyOf } from "./lifecycle/paths.ts";
 import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
 import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
-import { MAX_JSON_BYTES, readInput } from "../../files.ts";
+import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 const EXITS = "exit: 0 ok / valid, 1 refused (a §15 code), 2 usage error or unusable input";

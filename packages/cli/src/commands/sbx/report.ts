@@ -6,7 +6,7 @@ import { isDigest, type Json } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
 import { EXIT, parseOptions, UsageError, type Command } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { readInput, readJsonInput, writeOutput } from "../../files.ts";
+import { readInput, readJsonInput, writeOutput } from "@sbx/host/files";
 import { readPrincipal } from "../../keyfile.ts";
 import { collectFleet, collectRun } from "../../report/collect.ts";
 import type { RunBundle } from "../../report/bundle.ts";

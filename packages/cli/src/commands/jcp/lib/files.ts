@@ -6,7 +6,7 @@ import { resolveChain, RevocationList, type EffectiveGrant } from "@sbx/jcp-gran
 import type { Trust } from "../../../trust.ts";
 import { UsageError } from "../../../command.ts";
 import { readPrincipal } from "../../../keyfile.ts";
-import { readJsonInput, writeJsonOutput } from "../../../files.ts";
+import { readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { isLog } from "@sbx/host/log";
 import { readLogJson } from "@sbx/host/ledger";
 

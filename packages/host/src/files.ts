@@ -19,7 +19,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createBlake3, formatDigest, isWireError, parseStrict, type Digest, type Json } from "@sbx/wire";
-import { HostError } from "@sbx/host";
+import { HostError } from "./errors.ts";
 
 /** The §2.1/§2.9 default limit on one JSON input: 16 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
