@@ -4,7 +4,7 @@ import { isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { hashInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 

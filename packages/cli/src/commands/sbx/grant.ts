@@ -33,7 +33,7 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 type ExtraBind = NonNullable<SandboxOptions["binds"]>[number];
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
-import { readPrincipal } from "../../keyfile.ts";
+import { readPrincipal } from "@sbx/host/keys";
 import { readChain, readJson, readList } from "../jcp/lib/files.ts";
 import { amendedLeaf } from "./grantamend.ts";
 import { spendOn, verifiedLedger } from "@sbx/host/ledger";

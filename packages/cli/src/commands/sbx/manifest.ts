@@ -10,7 +10,7 @@ import {
   type SandboxAttestError,
 } from "@sbx/sandbox-attest/manifest";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { MAX_JSON_BYTES, readInput, readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 

@@ -18,7 +18,7 @@ import { faultPoint } from "@sbx/host/store";
 import { eventAddress } from "@sbx/jcp-grant/standing";
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { readKey, readPrincipal } from "../../keyfile.ts";
+import { readKey, readPrincipal } from "@sbx/host/keys";
 import { readChain, readJson, writeJson } from "../jcp/lib/files.ts";
 import { mintOn } from "@sbx/host/ledger";
 import { command as runCommand } from "./run.ts";

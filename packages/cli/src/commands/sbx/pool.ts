@@ -45,7 +45,7 @@ import {
   type Command,
   type Io,
 } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
 import { hostKeyOf } from "./lifecycle/paths.ts";

@@ -7,7 +7,7 @@ import { FileStore } from "@sbx/host/store";
 import { EXIT, parseOptions, UsageError, type Command } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { readInput, readJsonInput, writeOutput } from "@sbx/host/files";
-import { readPrincipal } from "../../keyfile.ts";
+import { readPrincipal } from "@sbx/host/keys";
 import { collectFleet, collectRun } from "../../report/collect.ts";
 import type { RunBundle } from "../../report/bundle.ts";
 import { reportHtml } from "../../report/html.ts";

@@ -19,7 +19,7 @@ import {
   type Command,
   type Io,
 } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";

@@ -5,7 +5,7 @@ import type { Envelope } from "@sbx/wire";
 import { resolveChain, RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
 import type { Trust } from "../../../trust.ts";
 import { UsageError } from "../../../command.ts";
-import { readPrincipal } from "../../../keyfile.ts";
+import { readPrincipal } from "@sbx/host/keys";
 import { readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { isLog } from "@sbx/host/log";
 import { readLogJson } from "@sbx/host/ledger";

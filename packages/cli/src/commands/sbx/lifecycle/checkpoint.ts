@@ -14,7 +14,7 @@ import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import { UsageError } from "../../../command.ts";
-import { readKey, readPrincipal } from "../../../keyfile.ts";
+import { readKey, readPrincipal } from "@sbx/host/keys";
 import type { RunStore } from "@sbx/host/stores";
 import { appendCheckpoint } from "../../jcp/lib/checkpointlog.ts";
 import { verifiedLedger } from "@sbx/host/ledger";

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
 import { FileStore, writeFileDurably } from "@sbx/host/store";
 import { runStoreDir } from "@sbx/host/stores";
-import { readKey, writeNewKey } from "../../../keyfile.ts";
+import { readKey, writeNewKey } from "@sbx/host/keys";
 
 /** The live paths of one run in one store. */
 export interface RunPaths {

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Digest, KeyPair } from "@sbx/wire";
 import { HostError, isHostError } from "@sbx/host";
-import { readKey } from "../../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { askSupervisor } from "./control.ts";
 import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "./paths.ts";
 

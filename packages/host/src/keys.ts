@@ -13,8 +13,8 @@ import {
   parseStrict,
   type KeyPair,
 } from "@sbx/wire";
-import { HostError } from "@sbx/host";
-import { MAX_KEY_BYTES, readInput, writeOutput } from "@sbx/host/files";
+import { HostError } from "./errors.ts";
+import { MAX_KEY_BYTES, readInput, writeOutput } from "./files.ts";
 
 // RFC 8410 §7 and §4: the DER of an Ed25519 PKCS#8 v1 private key and of an SPKI public key are
 // these fixed prefixes followed by the 32-byte seed or public key.
