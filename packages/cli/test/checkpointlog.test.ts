@@ -15,7 +15,7 @@ import {
   appendCheckpoint,
   CheckpointFollower,
   readCheckpointLog,
-} from "../src/commands/jcp/lib/checkpointlog.ts";
+} from "@sbx/host/ledger";
 
 const T0 = 1_800_000_000_000;
 const ZERO = `blake3:${"0".repeat(64)}` as const;

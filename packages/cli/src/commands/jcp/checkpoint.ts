@@ -9,7 +9,7 @@ import { hashInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 import { countArg, grantJson, grantLine, readChain, rootsOf, timeArg } from "./lib/files.ts";
-import { appendCheckpoint, readCheckpointLog } from "./lib/checkpointlog.ts";
+import { appendCheckpoint, readCheckpointLog } from "@sbx/host/ledger";
 
 /**
  * readLog reads a checkpoint log's entries: an append-only folder (jcp §4.7 storage), or the JSON

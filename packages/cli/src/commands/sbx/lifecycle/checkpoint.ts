@@ -16,7 +16,7 @@ import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import { UsageError } from "../../../command.ts";
 import { readKey, readPrincipal } from "@sbx/host/keys";
 import type { RunStore } from "@sbx/host/stores";
-import { appendCheckpoint } from "../../jcp/lib/checkpointlog.ts";
+import { appendCheckpoint } from "@sbx/host/ledger";
 import { verifiedLedger } from "@sbx/host/ledger";
 
 /** The options of `sbx suspend` that ask for the checkpoint. */

@@ -8,10 +8,10 @@
 import { existsSync } from "node:fs";
 import { parseStrict, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
-import { HostError, isHostError } from "@sbx/host";
-import { isLog, LOG_GENESIS, readLog, readLogFrom, type LogMark, type LogState } from "@sbx/host/log";
-import { readJsonInput } from "@sbx/host/files";
-import { appendLogJson, readLogJson } from "@sbx/host/ledger";
+import { HostError, isHostError } from "../errors.ts";
+import { isLog, LOG_GENESIS, readLog, readLogFrom, type LogMark, type LogState } from "../log/index.ts";
+import { readJsonInput } from "../files.ts";
+import { appendLogJson, readLogJson } from "./ledger.ts";
 
 /** A checkpoint log as read: its entries and the log's head (null for an older list file). */
 export interface CheckpointEntries {
