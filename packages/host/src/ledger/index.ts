@@ -1,5 +1,6 @@
 // The JCP logs on disk (jcp §4.3–§4.7): spend ledgers, mint logs, checkpoint logs, on the one append-only log.
 export { readCheckpointLog, appendCheckpoint, CheckpointFollower } from "./checkpointlog.ts";
+export { amendedLeaf } from "./grantamend.ts";
 export {
   readLedger,
   readLogJson,

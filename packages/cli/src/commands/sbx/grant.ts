@@ -35,7 +35,7 @@ import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { readPrincipal } from "@sbx/host/keys";
 import { readChain, readJson, readList } from "../jcp/lib/files.ts";
-import { amendedLeaf } from "./grantamend.ts";
+import { amendedLeaf } from "@sbx/host/ledger";
 import { spendOn, verifiedLedger } from "@sbx/host/ledger";
 
 /** The options `sbx run` takes for a run under grants. */
