@@ -118,6 +118,7 @@ const UNUSABLE_HOST = new Set([
   "ImageUnnamed",
   "BadRunRef",
   "BadLedger",
+  "BadGrantSet",
   "Unreadable",
   "NotAFile",
   "Unwritable",

@@ -91,6 +91,8 @@ export type HostErrorCode =
   | "BadRunRef"
   // a jcp log (spend, mint, checkpoint) that is not an append-only log of its entries (ledger/)
   | "BadLedger"
+  // a grant set that names a leaf twice, or an amendment log given beside a set (grants/grantrun.ts)
+  | "BadGrantSet"
   // files the host reads and writes for its callers (files.ts, keys.ts): unusable input or output,
   // its path in the error's detail (`input` or `output`)
   | "Unreadable"

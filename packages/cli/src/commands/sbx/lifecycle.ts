@@ -11,7 +11,7 @@ import { resolveStoreRun } from "@sbx/host/stores";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
-import { GRANT_OPTIONS } from "./grant.ts";
+import { GRANT_OPTIONS } from "../../flags/grant.ts";
 import {
   CHECKPOINT_HELP,
   CHECKPOINT_OPTIONS,

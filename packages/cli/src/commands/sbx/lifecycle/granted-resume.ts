@@ -15,7 +15,7 @@ import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
-import { prepareGrantRun } from "../grant.ts";
+import { prepareGrantRun } from "../../../flags/grant.ts";
 import { governanceOf, mayResume, reconcile } from "./granted.ts";
 import type { Governance } from "./supervisor.ts";
 

@@ -17,7 +17,7 @@ import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { storePolicy } from "./governed.ts";
-import { prepareGrantRun } from "../grant.ts";
+import { prepareGrantRun } from "../../../flags/grant.ts";
 import { governanceOf, storeChain } from "./granted.ts";
 import type { RunGate } from "../run-gate.ts";
 
