@@ -6,7 +6,7 @@ import { readPrincipal } from "@sbx/host/keys";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../command.ts";
 import { readChain, readJson, readList } from "../commands/jcp/lib/files.ts";
-import { openGrantRun, type GrantRun, type GrantTerms } from "../commands/sbx/grant.ts";
+import { openGrantRun, type GrantRun, type GrantTerms } from "@sbx/host/grants";
 import type { RunGate } from "../commands/sbx/run-gate.ts";
 
 /** The options `sbx run` takes for a run under grants. */

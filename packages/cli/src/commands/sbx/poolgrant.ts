@@ -13,7 +13,7 @@ import type { KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { budgetWatch, type BudgetWatch } from "@sbx/host/grants";
 import type { RunUnitResult } from "@sbx/host/run";
-import type { GrantDebit, GrantRun } from "./grant.ts";
+import type { GrantDebit, GrantRun } from "@sbx/host/grants";
 import { prepareGrantRun } from "../../flags/grant.ts";
 
 /**

@@ -23,7 +23,7 @@ import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
-import type { GrantDebit } from "./grant.ts";
+import type { GrantDebit } from "@sbx/host/grants";
 import { GRANT_HELP, GRANT_OPTIONS, grantGate, prepareGrantRun } from "../../flags/grant.ts";
 import { isDurable, runDurable } from "./lifecycle/start.ts";
 

@@ -20,7 +20,7 @@ import type { SpendRequest } from "@sbx/jcp-grant/grant";
 import { HostError } from "@sbx/host";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
-import type { GrantLedger, GrantRun } from "../grant.ts";
+import type { GrantLedger, GrantRun } from "@sbx/host/grants";
 import type { Governance } from "./supervisor.ts";
 
 /**

@@ -12,29 +12,22 @@ import {
   type RevocationList,
   type SpendRequest,
 } from "@sbx/jcp-grant/grant";
-import {
-  budgetWatch,
-  grantExecPolicy,
-  loopbackPorts,
-  mapScope,
-  requireWorkspace,
-  type ScopeMap,
-  startForwarders,
-  type BudgetWatch,
-  type Forwarders,
-} from "@sbx/host/grants";
-import { HostError } from "@sbx/host";
-import { faultPoint } from "@sbx/host/store";
-import { gateUnavailableReason } from "@sbx/host/gate";
+import { mapScope, requireWorkspace, type ScopeMap } from "./scopes.ts";
+import { budgetWatch, type BudgetWatch } from "./live.ts";
+import { loopbackPorts, startForwarders, type Forwarders } from "./netfwd.ts";
+import { grantExecPolicy } from "./execscope.ts";
+import { HostError } from "../errors.ts";
+import { faultPoint } from "../store/index.ts";
+import { gateUnavailableReason } from "../gate/index.ts";
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
-import type { RunGate } from "@sbx/host/gate";
-import type { RunUnitResult } from "@sbx/host/run";
-import type { SandboxOptions } from "@sbx/host/sandbox";
+import type { RunGate } from "../gate/index.ts";
+import type { RunUnitResult } from "../run/index.ts";
+import type { SandboxOptions } from "../sandbox/index.ts";
 
 type ExtraBind = NonNullable<SandboxOptions["binds"]>[number];
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
-import { amendedLeaf } from "@sbx/host/ledger";
-import { spendOn, verifiedLedger } from "@sbx/host/ledger";
+import { amendedLeaf } from "../ledger/index.ts";
+import { spendOn, verifiedLedger } from "../ledger/index.ts";
 
 /** What a run under a grant chain was given and saw. */
 export interface GrantRun {
