@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { isCodedError, type Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
-import { askSupervisor } from "../src/commands/sbx/lifecycle/control.ts";
+import { askSupervisor } from "@sbx/host/durable";
 import { runPaths } from "../src/commands/sbx/lifecycle/paths.ts";
 import { spawnDetached } from "../src/commands/sbx/lifecycle/detach.ts";
 import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";

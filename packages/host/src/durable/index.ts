@@ -17,3 +17,5 @@ export { IntervalJournal, attachLiveGate } from "./gated.ts";
 export type { HeldGate, LiveGateOptions } from "./gated.ts";
 export { watchInterval } from "./livecheck.ts";
 export type { IntervalWatch } from "./livecheck.ts";
+export { serveControl, askSupervisor } from "./control.ts";
+export type { ControlRequest } from "./control.ts";

@@ -3,7 +3,7 @@
 // sandbox); with none live, it acts on the record itself under the run's lock.
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
 import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
-import { askSupervisor } from "./lifecycle/control.ts";
+import { askSupervisor } from "@sbx/host/durable";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
 import { runPaths } from "./lifecycle/paths.ts";
 import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";

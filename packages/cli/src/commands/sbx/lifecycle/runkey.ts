@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import type { Digest, KeyPair } from "@sbx/wire";
 import { HostError, isHostError } from "@sbx/host";
 import { readKey } from "@sbx/host/keys";
-import { askSupervisor } from "./control.ts";
+import { askSupervisor } from "@sbx/host/durable";
 import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "./paths.ts";
 
 /** A key chosen for a run, with what the info file remembers of it. */

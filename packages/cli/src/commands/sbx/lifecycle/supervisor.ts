@@ -30,7 +30,7 @@ import {
   type RunLock,
   type SealedInterval,
 } from "@sbx/host/durable";
-import { serveControl, type ControlRequest } from "./control.ts";
+import { serveControl, type ControlRequest } from "@sbx/host/durable";
 import type { RunPaths } from "./paths.ts";
 
 /** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
