@@ -12,7 +12,7 @@ import { rmSync } from "node:fs";
 import { isCodedError, type Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
 import { askSupervisor } from "@sbx/host/durable";
-import { runPaths } from "../src/commands/sbx/lifecycle/paths.ts";
+import { runPaths } from "@sbx/host/durable";
 import { spawnDetached } from "../src/commands/sbx/lifecycle/detach.ts";
 import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
 import { granted, jcp, ledgerSpends, startAgent, type Granted } from "./granted-helpers.ts";

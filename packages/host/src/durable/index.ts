@@ -19,3 +19,5 @@ export { watchInterval } from "./livecheck.ts";
 export type { IntervalWatch } from "./livecheck.ts";
 export { serveControl, askSupervisor } from "./control.ts";
 export type { ControlRequest } from "./control.ts";
+export { runPaths, writeInfo, readInfo, defaultKeyPath, hostKeyOf, runRecordPath } from "./paths.ts";
+export type { RunPaths, RunKeyRef, RunInfo } from "./paths.ts";

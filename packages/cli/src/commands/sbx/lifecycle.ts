@@ -5,7 +5,7 @@ import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../com
 import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
 import { askSupervisor } from "@sbx/host/durable";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
-import { runPaths } from "./lifecycle/paths.ts";
+import { runPaths } from "@sbx/host/durable";
 import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";
 import { resolveStoreRun } from "@sbx/host/stores";
 import { resumeByRestore } from "./lifecycle/resume.ts";

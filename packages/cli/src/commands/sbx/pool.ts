@@ -48,7 +48,7 @@ import {
 import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
-import { hostKeyOf } from "./lifecycle/paths.ts";
+import { hostKeyOf } from "@sbx/host/durable";
 import { GRANT_HELP, GRANT_OPTIONS } from "../../flags/grant.ts";
 import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
 import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";

@@ -6,7 +6,7 @@ import { redactUrl, verifyPgRun } from "@sbx/host/pg";
 import { isDigest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { runRecordPath } from "./lifecycle/paths.ts";
+import { runRecordPath } from "@sbx/host/durable";
 import { withPg } from "@sbx/host/stores";
 import { runStoreUrl } from "@sbx/host/stores";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";

@@ -9,7 +9,7 @@ import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
-import { readInfo, runPaths } from "./paths.ts";
+import { readInfo, runPaths } from "@sbx/host/durable";
 import { closeOutcome } from "./supervisor.ts";
 
 async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {

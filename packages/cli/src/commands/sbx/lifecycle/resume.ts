@@ -17,7 +17,7 @@ import { restoreRun, snapshotRun, type RunStore } from "@sbx/host/stores";
 import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
-import { runPaths, writeInfo, type RunKeyRef } from "./paths.ts";
+import { runPaths, writeInfo, type RunKeyRef } from "@sbx/host/durable";
 import { asDetachedChild, notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";

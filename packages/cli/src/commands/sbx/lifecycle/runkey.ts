@@ -9,7 +9,7 @@ import type { Digest, KeyPair } from "@sbx/wire";
 import { HostError, isHostError } from "@sbx/host";
 import { readKey } from "@sbx/host/keys";
 import { askSupervisor } from "@sbx/host/durable";
-import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "./paths.ts";
+import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "@sbx/host/durable";
 
 /** A key chosen for a run, with what the info file remembers of it. */
 export interface RunKey {

@@ -11,7 +11,7 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
 import { openAnyRunStore } from "@sbx/host/stores";
-import { runPaths, writeInfo } from "./paths.ts";
+import { runPaths, writeInfo } from "@sbx/host/durable";
 import { startKeyOf } from "./runkey.ts";
 import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";

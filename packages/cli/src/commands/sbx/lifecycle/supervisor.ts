@@ -31,7 +31,7 @@ import {
   type SealedInterval,
 } from "@sbx/host/durable";
 import { serveControl, type ControlRequest } from "@sbx/host/durable";
-import type { RunPaths } from "./paths.ts";
+import type { RunPaths } from "@sbx/host/durable";
 
 /** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
 export interface SupervisorInit {
