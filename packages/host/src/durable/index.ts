@@ -21,3 +21,5 @@ export { serveControl, askSupervisor } from "./control.ts";
 export type { ControlRequest } from "./control.ts";
 export { runPaths, writeInfo, readInfo, defaultKeyPath, hostKeyOf, runRecordPath } from "./paths.ts";
 export type { RunPaths, RunKeyRef, RunInfo } from "./paths.ts";
+export { Supervisor, closeOutcome } from "./supervisor.ts";
+export type { SupervisorInit, Governance, SupervisorEnd } from "./supervisor.ts";

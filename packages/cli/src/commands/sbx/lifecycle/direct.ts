@@ -10,7 +10,7 @@ import { HostError } from "@sbx/host";
 import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "@sbx/host/durable";
-import { closeOutcome } from "./supervisor.ts";
+import { closeOutcome } from "@sbx/host/durable";
 
 async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
   const bytes = await store.getObject(unitId);

@@ -17,7 +17,7 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { prepareGrantRun } from "../../../flags/grant.ts";
 import { governanceOf, mayResume, reconcile } from "./granted.ts";
-import type { Governance } from "./supervisor.ts";
+import type { Governance } from "@sbx/host/durable";
 
 /** What a restoring resume under grants runs with. */
 export interface ResumeGrant {

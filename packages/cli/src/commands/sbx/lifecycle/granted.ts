@@ -21,7 +21,7 @@ import { HostError } from "@sbx/host";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
 import type { GrantLedger, GrantRun } from "@sbx/host/grants";
-import type { Governance } from "./supervisor.ts";
+import type { Governance } from "@sbx/host/durable";
 
 /**
  * storeChain stores the chain's envelopes (or a grant set: the list of its chains, as a set file

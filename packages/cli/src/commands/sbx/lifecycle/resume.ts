@@ -19,7 +19,7 @@ import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
 import { runPaths, writeInfo, type RunKeyRef } from "@sbx/host/durable";
 import { asDetachedChild, notifyDetached } from "./detach.ts";
-import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
 import { policyOfRun } from "./governed.ts";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";

@@ -15,7 +15,7 @@ import { runPaths, writeInfo } from "@sbx/host/durable";
 import { startKeyOf } from "./runkey.ts";
 import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";
-import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { storePolicy } from "./governed.ts";
 import { prepareGrantRun } from "../../../flags/grant.ts";
 import { governanceOf, storeChain } from "./granted.ts";
