@@ -23,3 +23,5 @@ export { runPaths, writeInfo, readInfo, defaultKeyPath, hostKeyOf, runRecordPath
 export type { RunPaths, RunKeyRef, RunInfo } from "./paths.ts";
 export { Supervisor, closeOutcome } from "./supervisor.ts";
 export type { SupervisorInit, Governance, SupervisorEnd } from "./supervisor.ts";
+export { storePolicy, policyOfRun } from "./policy.ts";
+export type { RunPolicy } from "./policy.ts";

@@ -21,7 +21,7 @@ import { runPaths, writeInfo, type RunKeyRef } from "@sbx/host/durable";
 import { asDetachedChild, notifyDetached } from "./detach.ts";
 import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
-import { policyOfRun } from "./governed.ts";
+import { policyOfRun } from "@sbx/host/durable";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);

@@ -16,7 +16,7 @@ import { startKeyOf } from "./runkey.ts";
 import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";
 import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
-import { storePolicy } from "./governed.ts";
+import { storePolicy } from "@sbx/host/durable";
 import { prepareGrantRun } from "../../../flags/grant.ts";
 import { governanceOf, storeChain } from "./granted.ts";
 import type { RunGate } from "../run-gate.ts";
