@@ -25,3 +25,5 @@ export { Supervisor, closeOutcome } from "./supervisor.ts";
 export type { SupervisorInit, Governance, SupervisorEnd } from "./supervisor.ts";
 export { storePolicy, policyOfRun } from "./policy.ts";
 export type { RunPolicy } from "./policy.ts";
+export { storeChain, idleCites, reconcile, mayResume, governanceOf } from "./granted.ts";
+export type { Reconciled } from "./granted.ts";

@@ -16,7 +16,7 @@ import type { RunStore } from "@sbx/host/stores";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { prepareGrantRun } from "../../../flags/grant.ts";
-import { governanceOf, mayResume, reconcile } from "./granted.ts";
+import { governanceOf, mayResume, reconcile } from "@sbx/host/durable";
 import type { Governance } from "@sbx/host/durable";
 
 /** What a restoring resume under grants runs with. */

@@ -18,7 +18,7 @@ import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts
 import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { storePolicy } from "@sbx/host/durable";
 import { prepareGrantRun } from "../../../flags/grant.ts";
-import { governanceOf, storeChain } from "./granted.ts";
+import { governanceOf, storeChain } from "@sbx/host/durable";
 import type { RunGate } from "../run-gate.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;

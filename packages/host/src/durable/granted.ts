@@ -17,11 +17,11 @@ import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { SandboxAttestError, type ResumedSegment } from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
-import { HostError } from "@sbx/host";
-import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { RunStore } from "@sbx/host/stores";
-import type { GrantLedger, GrantRun } from "@sbx/host/grants";
-import type { Governance } from "@sbx/host/durable";
+import { HostError } from "../errors.ts";
+import { GRANT_CHAIN_LABEL } from "./cited.ts";
+import type { RunStore } from "../stores/index.ts";
+import type { GrantLedger, GrantRun } from "../grants/index.ts";
+import type { Governance } from "./supervisor.ts";
 
 /**
  * storeChain stores the chain's envelopes (or a grant set: the list of its chains, as a set file
