@@ -11,11 +11,7 @@ import { generateKeyPair, payloadOf } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { appendLogJson } from "@sbx/host/ledger";
-import {
-  appendCheckpoint,
-  CheckpointFollower,
-  readCheckpointLog,
-} from "@sbx/host/ledger";
+import { appendCheckpoint, CheckpointFollower, readCheckpointLog } from "@sbx/host/ledger";
 
 const T0 = 1_800_000_000_000;
 const ZERO = `blake3:${"0".repeat(64)}` as const;
