@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Layering check, part of `npm run lint` (DESIGN.md §2). Dependencies run one way:
 //   wire ← jcp-grant ← sandbox-attest ← host ← cli
+// The host is the engine (ENGINE.md): it never imports the CLI, one of its front doors, by name or
+// by a relative path, so no engine module can throw the CLI's UsageError or CliError.
 // conformance uses the libraries and the host; bench/ and scripts/ (the demo) sit beside and may
 // use any package; nothing imports them, and nothing below imports what is above it.
 // Every import of every source file (static, `export … from`, `import type`, `import("…")` with a

@@ -132,6 +132,23 @@ const BREAKS: [string, Files, string][] = [
     "packages/jcp-grant/package.json: unused-dependency: jsonc-parser is never imported by its src/",
   ],
   [
+    "the host (the engine) importing the CLI, a front door above it",
+    {
+      "packages/cli/package.json": pkg("@sbx/cli", { "@sbx/host": "0.1.0" }),
+      "packages/cli/src/index.ts": 'export { load } from "@sbx/host";\n',
+      "packages/host/src/usage.ts": 'import { load } from "@sbx/cli";\nvoid load;\n',
+    },
+    'packages/host/src/usage.ts:1: "@sbx/cli": layer: host may not import cli',
+  ],
+  [
+    "the host reaching into the CLI's sources by a relative path",
+    {
+      "packages/host/src/usage.ts":
+        'import { UsageError } from "../../cli/src/command.ts";\nvoid UsageError;\n',
+    },
+    'packages/host/src/usage.ts:1: "../../cli/src/command.ts": outside: reaches outside packages/host',
+  ],
+  [
     "a package with no layer",
     { "packages/extra/package.json": pkg("@sbx/extra", {}), "packages/extra/src/index.ts": "export {};\n" },
     "packages/extra: no-layer: add it to ALLOWED in scripts/layers.mjs",

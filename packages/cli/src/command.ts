@@ -2,8 +2,9 @@
 // a command is run: --help before `--` only, errors reported as one line by their class and code
 // (never parsed out of a message), and standard output that ends quietly when its reader goes away.
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { isCodedError } from "@sbx/wire";
+import { isCodedError, type CodedError } from "@sbx/wire";
 import { CliError, isCliError } from "./errors.ts";
+import { systemReason } from "@sbx/host/files";
 
 /** Exit codes of every command (documented in the README and in each --help). */
 export const EXIT = {
@@ -115,7 +116,24 @@ const UNUSABLE_HOST = new Set([
   "RunNotFound",
   "RunAmbiguous",
   "ImageUnnamed",
+  "BadRunRef",
+  "BadLedger",
+  "BadGrantSet",
+  "Unreadable",
+  "NotAFile",
+  "Unwritable",
+  "OutputExists",
+  "BadKeyFile",
+  "KeyMismatch",
 ]);
+
+/**
+ * unusable: the error names the file it could not use (`detail.input` or `detail.output`, as the
+ * host's files.ts and keys.ts give): exit 2 whatever its code, even a wire code of the strict parser.
+ */
+function unusable(e: CodedError): boolean {
+  return typeof e.detail["input"] === "string" || typeof e.detail["output"] === "string";
+}
 
 /** A Node system error: errno code, the call that failed, and usually the path. */
 interface SystemError extends Error {
@@ -127,27 +145,6 @@ interface SystemError extends Error {
 function isSystemError(e: unknown): e is SystemError {
   const o = e as Partial<SystemError> | null;
   return e instanceof Error && typeof o?.code === "string" && typeof o.syscall === "string";
-}
-
-/** REASONS words the system errors a user meets on paths. */
-const REASONS: Record<string, string> = {
-  ENOENT: "no such file or directory",
-  EACCES: "permission denied",
-  EPERM: "operation not permitted",
-  EISDIR: "is a directory",
-  ENOTDIR: "a component of the path is not a directory",
-  EROFS: "read-only file system",
-  ENOSPC: "no space left on device",
-  EEXIST: "already exists",
-  ENAMETOOLONG: "name too long",
-  ELOOP: "too many symbolic links",
-  EFBIG: "file too large",
-  EDQUOT: "disk quota exceeded",
-};
-
-/** systemReason is the words for a system error's code. */
-export function systemReason(code: string): string {
-  return REASONS[code] ?? code;
 }
 
 /**
@@ -165,7 +162,7 @@ export function errorExit(prefix: string, e: unknown, io: Io): number {
   }
   if (isCodedError(e)) {
     io.err(`${prefix}: ${e.message}`);
-    return UNUSABLE_HOST.has(e.code) ? EXIT.usage : EXIT.invalid;
+    return UNUSABLE_HOST.has(e.code) || unusable(e) ? EXIT.usage : EXIT.invalid;
   }
   if (isSystemError(e)) {
     io.err(`${prefix}: cannot ${e.syscall} ${e.path ?? ""}: ${systemReason(e.code)}`);

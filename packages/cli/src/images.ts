@@ -6,8 +6,8 @@ import { ingestManifest, type Manifest } from "@sbx/sandbox-attest/manifest";
 import { HostError } from "@sbx/host";
 import { ImageStore, imageRunOptions, type Rootfs } from "@sbx/host/image";
 import type { SandboxOptions } from "@sbx/host/sandbox";
-import { MAX_JSON_BYTES, readInput } from "./files.ts";
-import { hostLocalDir, runStoreDir, runStoreUrl } from "./runstore.ts";
+import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";
+import { hostLocalDir, runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 /**
  * imagesDir picks the image store directory: the flag, else `images` in the run store directory

@@ -4,5 +4,5 @@ export { runCli, loadCommands } from "./main.ts";
 export type { Tool } from "./main.ts";
 export type { Command, Io } from "./command.ts";
 // Spending on a ledger folder from a verified state (jcp §4.3), for benches of the spend path.
-export { verifiedLedger, spendOn } from "./commands/jcp/lib/spender.ts";
-export type { VerifiedLedger, SpendResult } from "./commands/jcp/lib/spender.ts";
+export { verifiedLedger, spendOn } from "@sbx/host/ledger";
+export type { VerifiedLedger, SpendResult } from "@sbx/host/ledger";

@@ -1,6 +1,6 @@
 // The keygen command both tools share.
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "./command.ts";
-import { publicPathOf, readKey, writeKey, writeNewKey } from "./keyfile.ts";
+import { publicPathOf, readKey, writeKey, writeNewKey } from "@sbx/host/keys";
 
 /** keygenCommand builds `<tool> keygen --out FILE [--pub FILE] [--from OLDFILE] [--force] [--json]`. */
 export function keygenCommand(tool: string, role: string): Command {

@@ -2,7 +2,7 @@
 // (`--trust FILE|did:key`, repeatable), or `--any-signer`, which checks every signature but trusts
 // no signer and so says UNTRUSTED, naming the signers, instead of VALID.
 import { CliError } from "./errors.ts";
-import { readPrincipal } from "./keyfile.ts";
+import { readPrincipal } from "@sbx/host/keys";
 
 /** The options every verify command takes. */
 export const TRUST_OPTIONS = {

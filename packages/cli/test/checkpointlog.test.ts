@@ -10,12 +10,8 @@ import { join } from "node:path";
 import { generateKeyPair, payloadOf } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
-import { appendLogJson } from "../src/commands/jcp/lib/ledger.ts";
-import {
-  appendCheckpoint,
-  CheckpointFollower,
-  readCheckpointLog,
-} from "../src/commands/jcp/lib/checkpointlog.ts";
+import { appendLogJson } from "@sbx/host/ledger";
+import { appendCheckpoint, CheckpointFollower, readCheckpointLog } from "@sbx/host/ledger";
 
 const T0 = 1_800_000_000_000;
 const ZERO = `blake3:${"0".repeat(64)}` as const;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDidKey } from "@sbx/wire";
 import { runCli, loadCommands, type Tool } from "../src/main.ts";
-import { readKey } from "../src/keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 
 async function cli(tool: Tool, argv: string[]) {
   const out: string[] = [];

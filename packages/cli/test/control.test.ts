@@ -13,7 +13,7 @@ import { isCodedError, WireError } from "@sbx/wire";
 import { JcpError } from "@sbx/jcp-grant/grant";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
-import { askSupervisor, serveControl } from "../src/commands/sbx/lifecycle/control.ts";
+import { askSupervisor, serveControl } from "@sbx/host/durable";
 
 function listen(path: string, onConn: (s: import("node:net").Socket) => void): Promise<Server> {
   const server = createServer(onConn);

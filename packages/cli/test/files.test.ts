@@ -7,15 +7,15 @@ import { randomFillSync } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { blake3, formatDigest } from "@sbx/wire";
-import { hashInput, readJsonInput, writeOutput } from "../src/files.ts";
-import { isCliError } from "../src/errors.ts";
+import { hashInput, readJsonInput, writeOutput } from "@sbx/host/files";
+import { isHostError } from "@sbx/host";
 
 function code(f: () => unknown): string | null {
   try {
     f();
     return null;
   } catch (e) {
-    assert.ok(isCliError(e), `a CliError, got ${String(e)}`);
+    assert.ok(isHostError(e), `a HostError, got ${String(e)}`);
     return e.code;
   }
 }

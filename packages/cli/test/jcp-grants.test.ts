@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/main.ts";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 
 async function jcp(argv: string[]) {
   const out: string[] = [];

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readKey } from "../src/keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { runCli } from "../src/main.ts";
 
 async function jcp(argv: string[]) {

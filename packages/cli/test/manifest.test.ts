@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/main.ts";
-import { readKey } from "../src/keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 
 async function sbx(argv: string[]) {
   const out: string[] = [];

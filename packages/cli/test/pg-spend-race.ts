@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { addressOf, testKey, type Envelope } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { PgStore } from "@sbx/host/pg";
-import { replayLedger } from "../src/ledgerstore.ts";
+import { replayLedger } from "@sbx/host/ledger";
 import { raceWorker, type RaceWorker } from "../../host/test/pg/race.ts";
 
 function grantPayload(env: Envelope): unknown {

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { testKey, type Envelope } from "@sbx/wire";
 import { PgStore } from "@sbx/host/pg";
-import { spendOnLog } from "../src/ledgerstore.ts";
+import { spendOnLog } from "@sbx/host/ledger";
 
 const [url, name, chainFile, go, count, index, hosts] = process.argv.slice(2) as [
   string,

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromHex, isDidKey, keyPairFromSeed } from "@sbx/wire";
-import { keyWarnings, readKey, readPrincipal } from "../src/keyfile.ts";
+import { keyWarnings, readKey, readPrincipal } from "@sbx/host/keys";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bins = (JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { bin: Record<string, string> })

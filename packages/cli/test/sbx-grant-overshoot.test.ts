@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { payloadOf, type Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { periodFloorUj } from "@sbx/host/grants";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 import { runCli } from "../src/main.ts";
 
 async function cli(tool: "sbx" | "jcp", argv: string[]) {

@@ -9,6 +9,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
+import { isCodedError, type Digest } from "@sbx/wire";
+import { FileStore } from "@sbx/host/store";
+import { askSupervisor } from "@sbx/host/durable";
+import { runPaths } from "@sbx/host/durable";
+import { spawnDetached } from "../src/commands/sbx/lifecycle/detach.ts";
 import { kinds, sbx, waitFor } from "./lifecycle-helpers.ts";
 import { granted, jcp, ledgerSpends, startAgent, type Granted } from "./granted-helpers.ts";
 
@@ -36,6 +41,32 @@ async function tighten(g: Granted, code: Code, log: string): Promise<void> {
   if (code === "Expired") await waitFor(() => Date.now() > exp + 50, "the amended expiry");
 }
 
+/**
+ * askedResume asks the frozen run's live supervisor to resume, over its control socket, and returns
+ * the refusal as the client rebuilt it: the structured value that crossed, not a line of stderr.
+ */
+async function askedResume(store: string, id: Digest): Promise<unknown> {
+  const socket = runPaths(FileStore.open(store, { readOnly: true }).root, id).socket;
+  try {
+    return { answered: await askSupervisor(socket, { op: "resume" }) };
+  } catch (e) {
+    return e;
+  }
+}
+
+/**
+ * detachedResume runs `sbx resume --detach` as the command does (spawnDetached) and returns how it
+ * ended: the refusal the detached child told its parent over the pipe, rebuilt, or its exit code.
+ */
+async function detachedResume(store: string, args: readonly string[]): Promise<unknown> {
+  const io = { out: () => undefined, err: () => undefined };
+  try {
+    return { exit: await spawnDetached(store, ["resume", ...args], io) };
+  } catch (e) {
+    return e;
+  }
+}
+
 async function refusedResume(code: Code, release: boolean): Promise<void> {
   const g0 = await granted("100J");
   const log = g0.p("amendments");
@@ -54,6 +85,21 @@ async function refusedResume(code: Code, release: boolean): Promise<void> {
     await tighten(g, code, log);
     const before = await kinds(store, id);
     assert.deepEqual(before, ["executed", "suspended"]);
+    if (!release) {
+      // The refusal crosses the supervisor's socket as {code, message, detail}: rebuilt with the
+      // issuer's code (not ControlFailed around it), its reason and a detail object.
+      const e = await askedResume(store, id);
+      assert.ok(isCodedError(e, code), `want ${code} across the socket, got ${String(e)}`);
+      assert.equal(e.code, code);
+      assert.ok(e.reason.length > 0 && !e.reason.startsWith(`${code}:`), e.reason);
+      assert.equal(typeof e.detail, "object");
+    }
+    if (release) {
+      // The detached child's refusal crosses its pipe to the parent as {code, message, detail}.
+      const e = await detachedResume(store, [id, "--store", store, "--workspace", g.p("ws3"), ...g.flags]);
+      assert.ok(isCodedError(e, code), `want ${code} from the detached child, got ${JSON.stringify(e)}`);
+      assert.ok(e.reason.length > 0 && !e.reason.startsWith(`${code}:`), e.reason);
+    }
     const resume = release
       ? ["resume", id, "--store", store, "--workspace", g.p("ws2"), ...g.flags]
       : ["resume", id, "--store", store];

@@ -13,7 +13,7 @@ import { addressOf, payloadOf, type Envelope } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { FileStore } from "@sbx/host/store";
-import { idleCites } from "../src/commands/sbx/lifecycle/granted.ts";
+import { idleCites } from "@sbx/host/durable";
 import { fileIs, kinds, sbx, settled, waitFor } from "./lifecycle-helpers.ts";
 import {
   granted,

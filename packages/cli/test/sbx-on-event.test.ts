@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { payloadOf, type Envelope } from "@sbx/wire";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 import { cli, parse, setup } from "./on-event-helpers.ts";
 
 test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed runs", async () => {

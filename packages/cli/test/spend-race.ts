@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { grantStore, SpendLedger } from "@sbx/jcp-grant/grant";
-import { readKey } from "../src/keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { runCli } from "../src/main.ts";
-import { readLedger } from "../src/commands/jcp/lib/ledger.ts";
+import { readLedger } from "@sbx/host/ledger";
 import { lineWorker, tsxArgv } from "../../host/test/support/worker.ts";
 
 async function jcp(argv: string[]): Promise<void> {

@@ -21,7 +21,7 @@ import { signAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeReceipt, measure, startEnergyChain, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { FileStore } from "@sbx/host/store";
 import { runCli, type Tool } from "../src/main.ts";
-import { publicKeyPem } from "../src/keyfile.ts";
+import { publicKeyPem } from "@sbx/host/keys";
 
 async function cli(tool: Tool, argv: string[]) {
   const out: string[] = [];

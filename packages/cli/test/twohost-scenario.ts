@@ -10,7 +10,7 @@ import { addressOf, testKey, type Digest, type Envelope } from "@sbx/wire";
 import { issueGrant } from "@sbx/jcp-grant/grant";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
 import { PgStore } from "@sbx/host/pg";
-import { replayLedger } from "../src/ledgerstore.ts";
+import { replayLedger } from "@sbx/host/ledger";
 import { fileIs, FINISH_AGENT, runIdOf, waitFor, workspaceWithAgent } from "./lifecycle-helpers.ts";
 import { sbxOn, workerOn, type Host, type Ran, type TwoHosts } from "./twohost.ts";
 

@@ -1,6 +1,6 @@
 // The one error class of @sbx/host: a stable `code` naming what the host refused or what broke on
 // disk, a human message, and an optional cause. Tests assert the code. Each module adds its codes.
-import { CodedError } from "@sbx/wire";
+import { CodedError, type WireErrorCode } from "@sbx/wire";
 
 /** Codes a host refusal carries. */
 export type HostErrorCode =
@@ -90,7 +90,23 @@ export type HostErrorCode =
   | "ArchiveTooLarge"
   | "ArchiveIncomplete"
   | "RunNotFound"
-  | "RunAmbiguous";
+  | "RunAmbiguous"
+  // a run reference that is not a run id or a prefix of one (stores/runref.ts)
+  | "BadRunRef"
+  // a jcp log (spend, mint, checkpoint) that is not an append-only log of its entries (ledger/)
+  | "BadLedger"
+  // a grant set that names a leaf twice, or an amendment log given beside a set (grants/grantrun.ts)
+  | "BadGrantSet"
+  // files the host reads and writes for its callers (files.ts, keys.ts): unusable input or output,
+  // its path in the error's detail (`input` or `output`)
+  | "Unreadable"
+  | "NotAFile"
+  | "Unwritable"
+  | "OutputExists"
+  | "BadKeyFile"
+  | "KeyMismatch"
+  // an input file refused by the §2.1/§2.9 strict parser before any check of its content
+  | WireErrorCode;
 
 /** The host error class: `code` from HostErrorCode, and a message. */
 export class HostError extends CodedError<HostErrorCode> {

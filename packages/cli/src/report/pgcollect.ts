@@ -8,7 +8,7 @@ import { HostError } from "@sbx/host";
 import { PgObjectCache } from "@sbx/host/pg";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { toHex, parseDigest } from "@sbx/wire";
-import { resolvePgRun, withPg } from "../pgruns.ts";
+import { resolvePgRun, withPg } from "@sbx/host/stores";
 import type { RunBundle } from "./bundle.ts";
 import { collectRun, type CollectOptions } from "./collect.ts";
 

@@ -15,3 +15,4 @@ export {
   gateUnavailableReason,
   assertGateAvailable,
 } from "./helper.ts";
+export type { RunGate } from "./rungate.ts";

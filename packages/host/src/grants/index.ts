@@ -8,3 +8,5 @@ export { loopbackPorts, startForwarders, NET_DIR } from "./netfwd.ts";
 export type { Forwarders } from "./netfwd.ts";
 export { execGrant, grantExecPolicy, unionExecGrant } from "./execscope.ts";
 export type { ExecGrant } from "./execscope.ts";
+export { openGrantRun, refuseBelowPeriod } from "./grantrun.ts";
+export type { GrantTerms, GrantRun, GrantLedger, GrantDebit } from "./grantrun.ts";

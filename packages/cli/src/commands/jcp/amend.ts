@@ -1,9 +1,9 @@
 // `jcp amend`: the issuer of a grant appends a signed amendment that tightens it (jcp §4.7).
 import type { AmendmentSet } from "@sbx/jcp-grant/checkpoint";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { amountArg, countArg, grantJson, grantLine, readChain, sortedSet, timeArg } from "./lib/files.ts";
-import { appendCheckpoint } from "./lib/checkpointlog.ts";
+import { appendCheckpoint } from "@sbx/host/ledger";
 
 const help = `usage: jcp amend --key FILE --chain CHAINFILE --log DIR [--resource PATTERN…] [--action NAME…]
                  [--uj AMOUNT] [--calls N] [--wall-ms N] [--exp TIME] [--depth N] [--at TIME] [--json]

@@ -1,7 +1,7 @@
 // `jcp attenuate`: the holder of a grant signs a narrower child (jcp §4.4) and writes the longer chain.
 import { attenuate, resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { GRANT_OPTIONS, grantFields } from "./lib/fields.ts";
 import { grantJson, grantLine, principal, readChain, writeJson } from "./lib/files.ts";
 

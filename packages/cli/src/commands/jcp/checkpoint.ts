@@ -4,12 +4,12 @@ import { isDigest, parseAmount, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
 import { verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
-import { hashInput } from "../../files.ts";
+import { readKey } from "@sbx/host/keys";
+import { hashInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 import { countArg, grantJson, grantLine, readChain, rootsOf, timeArg } from "./lib/files.ts";
-import { appendCheckpoint, readCheckpointLog } from "./lib/checkpointlog.ts";
+import { appendCheckpoint, readCheckpointLog } from "@sbx/host/ledger";
 
 /**
  * readLog reads a checkpoint log's entries: an append-only folder (jcp §4.7 storage), or the JSON

@@ -3,7 +3,7 @@ import { payloadOf, envelopeAddress, type Envelope } from "@sbx/wire";
 import { isJcpError, resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { grantJson, principal, readChain } from "./lib/files.ts";
-import { ledgerReport } from "./lib/ledgerverify.ts";
+import { ledgerReport } from "@sbx/host/ledger";
 import { grantRows, renderTable, type GrantRow } from "./lib/table.ts";
 
 const help = `usage: jcp inspect CHAINFILE [--ledger DIR --host DID…] [--json]

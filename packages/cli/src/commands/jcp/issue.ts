@@ -1,7 +1,7 @@
 // `jcp issue`: sign a root grant (jcp §4.1) and write it as a one-grant chain file.
 import { issueGrant, resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { GRANT_OPTIONS, grantFields } from "./lib/fields.ts";
 import { grantJson, grantLine, principal, writeJson } from "./lib/files.ts";
 

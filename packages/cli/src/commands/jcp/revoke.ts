@@ -6,9 +6,9 @@ import { isLog } from "@sbx/host/log";
 import { isHostError } from "@sbx/host";
 import { resolveChain, RevocationList } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { readChain, timeArg } from "./lib/files.ts";
-import { appendLogJson, readLogJson } from "./lib/ledger.ts";
+import { appendLogJson, readLogJson } from "@sbx/host/ledger";
 import { CliError } from "../../errors.ts";
 import { revokeShared, sharedUrl, STORE_HELP, withShared } from "./lib/shared.ts";
 

@@ -2,9 +2,9 @@
 // on the chain, in a ledger folder verified (from this process's last verified state) before each append.
 import { GrantCache } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { amountArg, countArg, principal, readChain, readList, timeArg } from "./lib/files.ts";
-import { spendOn } from "./lib/spender.ts";
+import { spendOn } from "@sbx/host/ledger";
 import { sharedUrl, spendSharedCommand, STORE_HELP } from "./lib/shared.ts";
 
 const help = `usage: jcp spend --host-key FILE --chain CHAINFILE --ledger DIR --uj AMOUNT --root DID|KEYFILE…

@@ -4,9 +4,9 @@ import type { Envelope } from "@sbx/wire";
 import { createPolicy, verifyMintLedger, type PolicyPayload, type Trigger } from "@sbx/jcp-grant/standing";
 import { resolveChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
-import { mintOn, readMintLog } from "./lib/mintlog.ts";
+import { mintOn, readMintLog } from "@sbx/host/ledger";
 import {
   amountArg,
   countArg,

@@ -3,7 +3,7 @@ import { isJcpError, verifyChain } from "@sbx/jcp-grant/grant";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 import { grantJson, grantLine, principal, readChain, readList, rootsOf, timeArg } from "./lib/files.ts";
-import { ledgerReport, ledgerReportOf, type LedgerReport } from "./lib/ledgerverify.ts";
+import { ledgerReport, ledgerReportOf, type LedgerReport } from "@sbx/host/ledger";
 import { readSharedLedger, sharedUrl, STORE_HELP } from "./lib/shared.ts";
 
 const help = `usage: jcp verify CHAINFILE (--trust DID|KEYFILE… | --any-signer) [--at TIME] [--revocations FILE] [--json]

@@ -3,9 +3,9 @@
 import { writeSync } from "node:fs";
 import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
 import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
-import { readInput, writeOutput } from "../../files.ts";
-import { resolveRun } from "../../runref.ts";
-import { openRunStore, readableRunStore, runStoreUrl } from "../../runstore.ts";
+import { readInput, writeOutput } from "@sbx/host/files";
+import { resolveRun } from "@sbx/host/stores";
+import { openRunStore, readableRunStore, runStoreUrl } from "@sbx/host/stores";
 import { importIntoShared } from "./archive-pg.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 

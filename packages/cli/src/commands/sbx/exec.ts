@@ -2,7 +2,7 @@
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
 import { gateUnavailableReason, runGated } from "@sbx/host/gate";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { writeJsonOutput } from "../../files.ts";
+import { writeJsonOutput } from "@sbx/host/files";
 import { loadPolicy } from "./policy.ts";
 
 export const command: Command = {

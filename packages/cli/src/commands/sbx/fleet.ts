@@ -17,8 +17,8 @@ import {
 } from "@sbx/sandbox-attest/fleet";
 import { FileStore, verifyRunFile } from "@sbx/host/store";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey, readPrincipal } from "../../keyfile.ts";
-import { readJsonInput, writeJsonOutput } from "../../files.ts";
+import { readKey, readPrincipal } from "@sbx/host/keys";
+import { readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const EXITS = "exit: 0 ok / valid, 1 invalid or refused (a §16 code), 2 usage error or unusable input";

@@ -21,7 +21,7 @@ import {
   type ImageStore,
 } from "@sbx/host/image";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { MAX_JSON_BYTES, readInput, writeOutput } from "../../files.ts";
+import { MAX_JSON_BYTES, readInput, writeOutput } from "@sbx/host/files";
 import { imagesDir, openImages } from "../../images.ts";
 
 const IMAGES_HELP = `  --images DIR   the image store (default: images/ in the run store: --store, SBX_STORE, XDG)`;

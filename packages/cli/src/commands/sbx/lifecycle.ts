@@ -2,16 +2,16 @@
 // in the run store. Each first asks the run's supervisor on this host (the process holding its
 // sandbox); with none live, it acts on the record itself under the run's lock.
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
-import { openAnyRunStore, storeArgOf } from "../../runstore.ts";
-import { askSupervisor } from "./lifecycle/control.ts";
+import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
+import { askSupervisor } from "@sbx/host/durable";
 import { closeDirect, suspendDirect } from "./lifecycle/direct.ts";
-import { runPaths } from "./lifecycle/paths.ts";
+import { runPaths } from "@sbx/host/durable";
 import { refuseKeyForResident, runKeyDid, runKeyOf } from "./lifecycle/runkey.ts";
-import { resolveStoreRun } from "../../runref.ts";
+import { resolveStoreRun } from "@sbx/host/stores";
 import { resumeByRestore } from "./lifecycle/resume.ts";
 import { spawnDetached } from "./lifecycle/detach.ts";
 import { exitOf } from "./lifecycle/start.ts";
-import { GRANT_OPTIONS } from "./grant.ts";
+import { GRANT_OPTIONS } from "../../flags/grant.ts";
 import {
   CHECKPOINT_HELP,
   CHECKPOINT_OPTIONS,

@@ -10,8 +10,8 @@ import {
   type SandboxAttestError,
 } from "@sbx/sandbox-attest/manifest";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
-import { MAX_JSON_BYTES, readInput, readJsonInput, writeJsonOutput } from "../../files.ts";
+import { readKey } from "@sbx/host/keys";
+import { MAX_JSON_BYTES, readInput, readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 // line:column (1-based) of a syntax error's offset, from the offsets where lines start (one pass over

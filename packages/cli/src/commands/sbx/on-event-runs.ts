@@ -26,7 +26,7 @@ import { isHostError } from "@sbx/host";
 import { startTicks } from "@sbx/host/durable";
 import { appendLog, readLog, type LogState } from "@sbx/host/log";
 import { CliError } from "../../errors.ts";
-import { readMintLog } from "../jcp/lib/mintlog.ts";
+import { readMintLog } from "@sbx/host/ledger";
 
 /** Where a mint ledger's run log lives. */
 export function runLogOf(mints: string): string {

@@ -13,14 +13,14 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { parseStrict, type Digest, type Envelope } from "@sbx/wire";
+import { isCodedError, parseStrict, type Digest, type Envelope } from "@sbx/wire";
 import { faultPoint } from "@sbx/host/store";
 import { eventAddress } from "@sbx/jcp-grant/standing";
 import { EXIT, parseOptions, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { readKey, readPrincipal } from "../../keyfile.ts";
+import { readKey, readPrincipal } from "@sbx/host/keys";
 import { readChain, readJson, writeJson } from "../jcp/lib/files.ts";
-import { mintOn } from "../jcp/lib/mintlog.ts";
+import { mintOn } from "@sbx/host/ledger";
 import { command as runCommand } from "./run.ts";
 import { claimRun, endRun, mintedRuns, type MintedRun } from "./on-event-runs.ts";
 
@@ -44,6 +44,7 @@ export interface EventResult {
 }
 
 function codeOf(e: unknown): { code: string; message: string } {
+  if (isCodedError(e)) return { code: e.code, message: e.reason };
   const code = (e as { code?: unknown } | null)?.code;
   return {
     code: typeof code === "string" ? code : "Error",

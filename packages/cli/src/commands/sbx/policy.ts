@@ -12,8 +12,8 @@ import {
 } from "@sbx/sandbox-attest/execpolicy";
 import { hashFile } from "@sbx/host/gate";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
-import { readJsonInput, writeJsonOutput, writeOutput } from "../../files.ts";
+import { readKey } from "@sbx/host/keys";
+import { readJsonInput, writeJsonOutput, writeOutput } from "@sbx/host/files";
 
 /** A policy file as read: the policy, and whether it came signed (and by whom). */
 export interface LoadedPolicy {

@@ -45,13 +45,13 @@ import {
   type Command,
   type Io,
 } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
-import { poolsDir, poolStoreDir, withPoolLedger } from "../../poolstore.ts";
-import { hostKeyOf } from "./lifecycle/paths.ts";
-import { GRANT_HELP, GRANT_OPTIONS } from "./grant.ts";
+import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
+import { hostKeyOf } from "@sbx/host/durable";
+import { GRANT_HELP, GRANT_OPTIONS } from "../../flags/grant.ts";
 import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
-import { MAX_JSON_BYTES, readInput } from "../../files.ts";
+import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
 const EXITS = "exit: 0 ok / valid, 1 refused (a §15 code), 2 usage error or unusable input";

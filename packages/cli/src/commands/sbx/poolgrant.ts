@@ -13,7 +13,8 @@ import type { KeyPair } from "@sbx/wire";
 import { UsageError } from "../../command.ts";
 import { budgetWatch, type BudgetWatch } from "@sbx/host/grants";
 import type { RunUnitResult } from "@sbx/host/run";
-import { prepareGrantRun, type GrantDebit, type GrantRun } from "./grant.ts";
+import type { GrantDebit, GrantRun } from "@sbx/host/grants";
+import { prepareGrantRun } from "../../flags/grant.ts";
 
 /**
  * preparePoolGrant reads --grant and its companions for a claim (null without --grant). Refuses, as
@@ -31,7 +32,7 @@ export async function preparePoolGrant(v: Record<string, unknown>, key: KeyPair)
     throw new UsageError(
       "the grant reaches loopback ports: a parked pool sandbox has no relay; use sbx run --grant",
     );
-  if (grant.gateWith(null, undefined) !== null)
+  if (grant.gateWith(null) !== null)
     throw new UsageError(
       "the grant names the programs the unit may run: a parked pool sandbox has no exec gate; use sbx run --grant",
     );

@@ -6,13 +6,13 @@ import { isDigest, type Json } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
 import { EXIT, parseOptions, UsageError, type Command } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { readInput, readJsonInput, writeOutput } from "../../files.ts";
-import { readPrincipal } from "../../keyfile.ts";
+import { readInput, readJsonInput, writeOutput } from "@sbx/host/files";
+import { readPrincipal } from "@sbx/host/keys";
 import { collectFleet, collectRun } from "../../report/collect.ts";
 import type { RunBundle } from "../../report/bundle.ts";
 import { reportHtml } from "../../report/html.ts";
 import { collectPgRun } from "../../report/pgcollect.ts";
-import { runStoreDir, runStoreUrl } from "../../runstore.ts";
+import { runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 const EMBED_MAX = 16 * 1024 * 1024;
 const RECORD_MAX = 512 * 1024 * 1024;

@@ -1,17 +1,12 @@
 // `sbx run --exec-policy FILE` (sandbox-attest §5.5.5): the exec policy a sandboxed run is gated by.
 // The file is read like `sbx exec --policy` reads it (a plain policy, or a signed envelope verified,
 // by --steward when given); its address is the one the attestation binds as `exec_policy`.
-import { policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import { gateUnavailableReason } from "@sbx/host/gate";
-import type { Digest } from "@sbx/wire";
+import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
+import { gateUnavailableReason, type RunGate } from "@sbx/host/gate";
 import { UsageError } from "../../command.ts";
 import { loadPolicy } from "./policy.ts";
 
-/** The gate of a run: the policy and its address. */
-export interface RunGate {
-  readonly execPolicy: ExecPolicy;
-  readonly policy: Digest;
-}
+export type { RunGate };
 
 /**
  * gateOpt reads --exec-policy FILE (with --steward DID) for a sandboxed run, or returns null when

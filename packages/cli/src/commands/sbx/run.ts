@@ -19,11 +19,12 @@ import {
   type Command,
   type Io,
 } from "../../command.ts";
-import { readKey } from "../../keyfile.ts";
+import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
-import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun, type GrantDebit } from "./grant.ts";
+import type { GrantDebit } from "@sbx/host/grants";
+import { GRANT_HELP, GRANT_OPTIONS, grantGate, prepareGrantRun } from "../../flags/grant.ts";
 import { isDurable, runDurable } from "./lifecycle/start.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
@@ -322,7 +323,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     if (grant && values.grants !== undefined)
       throw new UsageError("--grant computes grants_id: drop --grants");
     // A grant's /exec/ resources gate the run, composed with --exec-policy (grant.ts gateWith).
-    const ruled = grant ? grant.gateWith(gate, policyFlag) : gate;
+    const ruled = grant ? grantGate(grant, gate, policyFlag) : gate;
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);

@@ -6,10 +6,10 @@ import { isUngoverned } from "@sbx/jcp-grant/grant";
 import type { Digest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { redactUrl, verifyPgRun } from "@sbx/host/pg";
-import { resolvePgRun, withPg } from "../../pgruns.ts";
-import { resolveRun } from "../../runref.ts";
+import { resolvePgRun, withPg } from "@sbx/host/stores";
+import { resolveRun } from "@sbx/host/stores";
 import { NO_GRANTS } from "../../report/grants.ts";
-import { readableRunStore, runStoreUrl } from "../../runstore.ts";
+import { readableRunStore, runStoreUrl } from "@sbx/host/stores";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                     a postgres:// connection string reads and verifies each run in that database itself

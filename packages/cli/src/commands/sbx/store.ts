@@ -4,7 +4,7 @@
 import { FileStore } from "@sbx/host/store";
 import { copyStore, isPgUrl, PgStore, redactUrl, type AnyStore } from "@sbx/host/pg";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
-import { closeStore, openStore, runStoreDir, runStoreUrl } from "../../runstore.ts";
+import { closeStore, openStore, runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 const initHelp = `usage: sbx store init [--store postgres://USER@HOST:PORT/DB | --store DIR] [--json]
   Makes the store ready: for PostgreSQL, applies the schema migrations this sbx needs, in one

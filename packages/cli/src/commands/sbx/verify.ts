@@ -6,9 +6,9 @@ import { redactUrl, verifyPgRun } from "@sbx/host/pg";
 import { isDigest } from "@sbx/wire";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
-import { runRecordPath } from "./lifecycle/paths.ts";
-import { withPg } from "../../pgruns.ts";
-import { runStoreUrl } from "../../runstore.ts";
+import { runRecordPath } from "@sbx/host/durable";
+import { withPg } from "@sbx/host/stores";
+import { runStoreUrl } from "@sbx/host/stores";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
 const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]

@@ -5,10 +5,10 @@ import type { Envelope } from "@sbx/wire";
 import { resolveChain, RevocationList, type EffectiveGrant } from "@sbx/jcp-grant/grant";
 import type { Trust } from "../../../trust.ts";
 import { UsageError } from "../../../command.ts";
-import { readPrincipal } from "../../../keyfile.ts";
-import { readJsonInput, writeJsonOutput } from "../../../files.ts";
+import { readPrincipal } from "@sbx/host/keys";
+import { readJsonInput, writeJsonOutput } from "@sbx/host/files";
 import { isLog } from "@sbx/host/log";
-import { readLogJson } from "./ledger.ts";
+import { readLogJson } from "@sbx/host/ledger";
 
 /**
  * readJson reads a JSON file within the §2.9 limits (refused above 16 MiB before it is read) with the

@@ -11,7 +11,7 @@ import type { LogState, LogStore } from "@sbx/host/log";
 import { canonicalBytes, parseStrict, type Envelope, type KeyPair } from "@sbx/wire";
 import { printJson, UsageError, type Io } from "../../../command.ts";
 import { CliError } from "../../../errors.ts";
-import { ledgerOf, spendOnLog } from "../../../ledgerstore.ts";
+import { ledgerOf, spendOnLog } from "@sbx/host/ledger";
 
 /** The help line of the option. */
 export const STORE_HELP = `  --store URL         keep the ledger and lists in the PostgreSQL store at URL (postgres://…),

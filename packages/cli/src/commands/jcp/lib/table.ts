@@ -1,7 +1,7 @@
 // `jcp inspect`'s table: one row per grant of a chain, root first — issuer → holder, scopes, budget,
 // spent, remaining, expiry — so a person can read a token at a glance (jcp §4.1–§4.3).
 import type { EffectiveGrant } from "@sbx/jcp-grant/grant";
-import type { LedgerReport } from "./ledgerverify.ts";
+import type { LedgerReport } from "@sbx/host/ledger";
 
 /** One row of the table, as --json prints it. */
 export interface GrantRow {

@@ -14,10 +14,10 @@ import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { readRun } from "@sbx/sandbox-attest/store";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
 import { UsageError } from "../../../command.ts";
-import { readKey, readPrincipal } from "../../../keyfile.ts";
-import type { RunStore } from "../../../runstore.ts";
-import { appendCheckpoint } from "../../jcp/lib/checkpointlog.ts";
-import { verifiedLedger } from "../../jcp/lib/spender.ts";
+import { readKey, readPrincipal } from "@sbx/host/keys";
+import type { RunStore } from "@sbx/host/stores";
+import { appendCheckpoint } from "@sbx/host/ledger";
+import { verifiedLedger } from "@sbx/host/ledger";
 
 /** The options of `sbx suspend` that ask for the checkpoint. */
 export const CHECKPOINT_OPTIONS = {

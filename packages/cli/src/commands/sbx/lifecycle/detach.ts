@@ -1,15 +1,20 @@
 // --detach: the same command again as a background child (its own session, no terminal), which
 // becomes the run's supervisor; the parent waits only until the child has the run going and says
 // its id on a pipe (fd 3), prints it and exits. The child's output goes to a log file in the
-// store's live/ folder. A child that ends before saying an id fails the command with its log.
+// store's live/ folder. What crosses the pipe is one JSON line: `{"id": …}`, or the child's
+// refusal as `{"error": {code, message, detail}}` (errorToJson), which the parent rebuilds
+// (errorFromJson) and throws, so `sbx run --detach` exits with the code the child refused with, as
+// the same command in the foreground would; no code is read out of the log's text. A child that
+// ends without saying either fails the command with its log.
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Readable } from "node:stream";
+import { errorFromJson, errorToJson, isCodedError, parseStrict } from "@sbx/wire";
 import { EXIT, type Io } from "../../../command.ts";
-import { openAnyRunStore, storeArgOf } from "../../../runstore.ts";
+import { openAnyRunStore, storeArgOf } from "@sbx/host/stores";
 
 const NOTIFY = "SBX_DETACH_NOTIFY";
 
@@ -53,7 +58,7 @@ export async function spawnDetached(
   const pipe = child.stdio[3] as Readable;
   let text = "";
   pipe.setEncoding("utf8");
-  const id = await new Promise<string | null>((resolve) => {
+  const line = await new Promise<string | null>((resolve) => {
     pipe.on("data", (d: string) => {
       text += d;
       if (text.includes("\n")) resolve(text.split("\n")[0] ?? null);
@@ -64,24 +69,68 @@ export async function spawnDetached(
   });
   pipe.destroy();
   child.unref();
-  if (id === null || id === "") {
+  const told = toldOf(line);
+  if (!("id" in told)) {
     io.err(`sbx: the detached supervisor ended before the run started; its log (${log}):`);
     for (const l of readFileSync(log, "utf8").trimEnd().split("\n").slice(-20)) io.err(`  ${l}`);
+    if ("error" in told) throw told.error;
     return EXIT.invalid;
   }
+  const id = told.id;
   io.out(`run ${id}`);
   io.err(`sbx: supervised in the background by pid ${String(child.pid)}; log ${log}`);
   return EXIT.ok;
 }
 
-/** notifyDetached tells a waiting parent (spawnDetached) the run id, once; a no-op in the foreground. */
-export function notifyDetached(id: string): void {
+/** What the child said on the pipe: the run's id, its refusal rebuilt, or nothing usable. */
+type Told = { readonly id: string } | { readonly error: Error } | { readonly nothing: true };
+
+/** toldOf reads the child's line (strict JSON): `{id}` or `{error}`; anything else is nothing. */
+function toldOf(line: string | null): Told {
+  if (line === null || line === "") return { nothing: true };
+  let v: unknown;
+  try {
+    v = parseStrict(new TextEncoder().encode(line));
+  } catch {
+    return { nothing: true };
+  }
+  const o = v as { id?: unknown; error?: unknown } | null;
+  if (typeof o?.id === "string" && o.id !== "") return { id: o.id };
+  if (o?.error === undefined) return { nothing: true };
+  try {
+    return { error: errorFromJson(o.error) };
+  } catch {
+    return { nothing: true };
+  }
+}
+
+/** tell writes one line to a waiting parent (spawnDetached), once; a no-op in the foreground. */
+function tell(value: { id: string } | { error: ReturnType<typeof errorToJson> }): void {
   if (process.env.SBX_DETACH_NOTIFY !== "3") return;
   delete process.env.SBX_DETACH_NOTIFY;
   try {
-    writeSync(3, `${id}\n`);
+    writeSync(3, `${JSON.stringify(value)}\n`);
     closeSync(3);
   } catch {
     // the parent is gone: nothing to tell
+  }
+}
+
+/** notifyDetached tells a waiting parent (spawnDetached) the run id, once; a no-op in the foreground. */
+export function notifyDetached(id: string): void {
+  tell({ id });
+}
+
+/**
+ * asDetachedChild runs `fn`, the work of a detached child before it says its run id; a coded error
+ * it throws is told to the waiting parent as `{code, message, detail}`, then rethrown (the child
+ * still logs it and exits with it). An error with no code is not told: the parent shows the log.
+ */
+export async function asDetachedChild<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isCodedError(e)) tell({ error: errorToJson(e) });
+    throw e;
   }
 }

@@ -8,10 +8,10 @@ import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { recoverWorkspace } from "@sbx/host/sandbox";
-import { snapshotRun, type RunStore } from "../../../runstore.ts";
+import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
-import { readInfo, runPaths } from "./paths.ts";
-import { closeOutcome } from "./supervisor.ts";
+import { readInfo, runPaths } from "@sbx/host/durable";
+import { closeOutcome } from "@sbx/host/durable";
 
 async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
   const bytes = await store.getObject(unitId);

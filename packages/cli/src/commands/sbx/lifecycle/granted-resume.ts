@@ -12,12 +12,12 @@ import type { Digest, KeyPair } from "@sbx/wire";
 import { SandboxAttestError, type RunRecord } from "@sbx/sandbox-attest/runrecord";
 import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
-import { prepareGrantRun } from "../grant.ts";
-import { governanceOf, mayResume, reconcile } from "./granted.ts";
-import type { Governance } from "./supervisor.ts";
+import { prepareGrantRun } from "../../../flags/grant.ts";
+import { governanceOf, mayResume, reconcile } from "@sbx/host/durable";
+import type { Governance } from "@sbx/host/durable";
 
 /** What a restoring resume under grants runs with. */
 export interface ResumeGrant {

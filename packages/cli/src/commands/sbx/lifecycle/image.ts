@@ -11,7 +11,7 @@ import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { checkPinnedImage, imageRunOptions } from "@sbx/host/image";
 import { NO_MANIFEST, storeManifest } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
+import type { RunStore } from "@sbx/host/stores";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { UsageError } from "../../../command.ts";
 import { openImages } from "../../../images.ts";

@@ -13,15 +13,15 @@ import { parseUnit, type UnitDescriptor } from "@sbx/sandbox-attest/unit";
 import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { faultPoint } from "@sbx/host/store";
-import { restoreRun, snapshotRun, type RunStore } from "../../../runstore.ts";
+import { restoreRun, snapshotRun, type RunStore } from "@sbx/host/stores";
 import { checkEnvironment, hostOffer, idleEnergy, readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import { writeBytes, type Io } from "../../../command.ts";
-import { runPaths, writeInfo, type RunKeyRef } from "./paths.ts";
-import { notifyDetached } from "./detach.ts";
-import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
+import { runPaths, writeInfo, type RunKeyRef } from "@sbx/host/durable";
+import { asDetachedChild, notifyDetached } from "./detach.ts";
+import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
-import { policyOfRun } from "./governed.ts";
+import { policyOfRun } from "@sbx/host/durable";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
@@ -71,8 +71,15 @@ export interface RestoreInput {
   readonly grantValues?: Readonly<Record<string, unknown>>;
 }
 
-/** resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends. */
-export async function resumeByRestore(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
+/**
+ * resumeByRestore: see the file comment. Resolves once the resumed sandbox's supervisor ends; in a
+ * detached child, a refusal before the run goes is told to the parent with its code (detach.ts).
+ */
+export function resumeByRestore(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
+  return asDetachedChild(() => restoreAndSupervise(r, io));
+}
+
+async function restoreAndSupervise(r: RestoreInput, io: Io): Promise<SupervisorEnd> {
   const paths = runPaths(r.store.root, r.id);
   const lock = takeRunLock(paths.lock);
   let ws: string | null = null;

@@ -6,10 +6,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Digest, KeyPair } from "@sbx/wire";
-import { CliError, isCliError } from "../../../errors.ts";
-import { readKey } from "../../../keyfile.ts";
-import { askSupervisor } from "./control.ts";
-import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "./paths.ts";
+import { HostError, isHostError } from "@sbx/host";
+import { readKey } from "@sbx/host/keys";
+import { askSupervisor } from "@sbx/host/durable";
+import { defaultKeyPath, hostKeyOf, readInfo, type RunKeyRef, type RunPaths } from "@sbx/host/durable";
 
 /** A key chosen for a run, with what the info file remembers of it. */
 export interface RunKey {
@@ -30,15 +30,15 @@ function rememberedKey(id: Digest, ref: RunKeyRef): KeyPair {
   try {
     key = readKey(ref.path);
   } catch (e) {
-    if (!isCliError(e)) throw e;
-    throw new CliError(
+    if (!isHostError(e)) throw e;
+    throw new HostError(
       e.code,
       `run ${id} signs on this host with ${ref.did} from ${ref.path}, which cannot be read now (${e.message}): give --key FILE`,
-      { cause: e },
+      { cause: e, detail: e.detail },
     );
   }
   if (key.did !== ref.did)
-    throw new CliError(
+    throw new HostError(
       "KeyMismatch",
       `run ${id} signs on this host with ${ref.did}, but ${ref.path} now holds ${key.did}: give --key FILE to sign with another key`,
     );
@@ -89,7 +89,7 @@ export async function refuseKeyForResident(paths: RunPaths, id: Digest, given: s
   const did = readKey(given).did;
   if (ref === undefined || ref.did === did) return;
   if ((await askSupervisor(paths.socket, { op: "status" })) === undefined) return;
-  throw new CliError(
+  throw new HostError(
     "KeyMismatch",
     `run ${id}'s processes are resident on this host under ${ref.did}, which signs their interval when thawed, not ${did}: resume without --key, or suspend --release first`,
   );

@@ -10,15 +10,15 @@ import { checkEnvironment, hostOffer, NO_MANIFEST, takeRunLock } from "@sbx/host
 import type { SandboxOptions } from "@sbx/host/sandbox";
 import type { Manifest } from "@sbx/sandbox-attest/manifest";
 import { EXIT, UsageError, writeBytes, type Io } from "../../../command.ts";
-import { openAnyRunStore } from "../../../runstore.ts";
-import { runPaths, writeInfo } from "./paths.ts";
+import { openAnyRunStore } from "@sbx/host/stores";
+import { runPaths, writeInfo } from "@sbx/host/durable";
 import { startKeyOf } from "./runkey.ts";
-import { spawnDetached, notifyDetached } from "./detach.ts";
+import { asDetachedChild, spawnDetached, notifyDetached } from "./detach.ts";
 import { durableImageSandbox, pinnedImageOf, storeRunManifest } from "./image.ts";
-import { Supervisor, type SupervisorEnd } from "./supervisor.ts";
-import { storePolicy } from "./governed.ts";
-import { prepareGrantRun } from "../grant.ts";
-import { governanceOf, storeChain } from "./granted.ts";
+import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
+import { storePolicy } from "@sbx/host/durable";
+import { prepareGrantRun } from "../../../flags/grant.ts";
+import { governanceOf, storeChain } from "@sbx/host/durable";
 import type { RunGate } from "../run-gate.ts";
 
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
@@ -46,8 +46,15 @@ export interface DurableRunInput {
 
 const NOT_DURABLE = ["unsandboxed", "watch", "out", "json", "timeout-ms"];
 
-/** sbx run --durable/--store/--detach: see the file comment. */
-export async function runDurable(d: DurableRunInput, io: Io): Promise<number> {
+/**
+ * sbx run --durable/--store/--detach: see the file comment. In a detached child, a refusal before
+ * the run goes is told to the parent with its code (detach.ts).
+ */
+export function runDurable(d: DurableRunInput, io: Io): Promise<number> {
+  return asDetachedChild(() => startAndSupervise(d, io));
+}
+
+async function startAndSupervise(d: DurableRunInput, io: Io): Promise<number> {
   const bad = NOT_DURABLE.filter((k) => d.values[k] !== undefined);
   if (bad.length > 0) throw new UsageError(`a durable run does not take --${bad.join(", --")}`);
   if (d.sandbox === null) throw new UsageError("a durable run runs in a sandbox");

@@ -5,7 +5,7 @@
 // read is replayed whole, so a rewritten log is refused, never followed.
 import type { EffectiveGrant } from "@sbx/jcp-grant/grant";
 import type { Envelope } from "@sbx/wire";
-import { CheckpointFollower } from "../jcp/lib/checkpointlog.ts";
+import { CheckpointFollower } from "./checkpointlog.ts";
 
 let last: { path: string; chain: readonly Envelope[]; follower: CheckpointFollower } | null = null;
 

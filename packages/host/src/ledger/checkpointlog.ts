@@ -8,10 +8,9 @@
 import { existsSync } from "node:fs";
 import { parseStrict, type Digest, type Envelope } from "@sbx/wire";
 import { CheckpointLog } from "@sbx/jcp-grant/checkpoint";
-import { isHostError } from "@sbx/host";
-import { isLog, LOG_GENESIS, readLog, readLogFrom, type LogMark, type LogState } from "@sbx/host/log";
-import { CliError } from "../../../errors.ts";
-import { readJson } from "./files.ts";
+import { HostError, isHostError } from "../errors.ts";
+import { isLog, LOG_GENESIS, readLog, readLogFrom, type LogMark, type LogState } from "../log/index.ts";
+import { readJsonInput } from "../files.ts";
 import { appendLogJson, readLogJson } from "./ledger.ts";
 
 /** A checkpoint log as read: its entries and the log's head (null for an older list file). */
@@ -29,9 +28,9 @@ export function readCheckpointLog(path: string): CheckpointEntries {
     const { values, head } = readLogJson(path);
     return { entries: values as Envelope[], head };
   }
-  const v = readJson(path, "checkpoint log");
+  const v: unknown = readJsonInput(path, "checkpoint log");
   if (!Array.isArray(v))
-    throw new CliError(
+    throw new HostError(
       "BadLedger",
       `${path} is not a checkpoint log (a folder, or a JSON list of envelopes)`,
     );
@@ -53,7 +52,7 @@ export function appendCheckpoint(
   for (let retries = 0; ; retries++) {
     const { entries, head } = readCheckpointLog(path);
     if (head === null)
-      throw new CliError(
+      throw new HostError(
         "BadLedger",
         `${path} is a file: a checkpoint log is now an append-only folder (jcp §4.7); give a new path`,
       );
@@ -106,7 +105,7 @@ export class CheckpointFollower {
     try {
       return parseStrict(payload, { maxBytes: 1 << 20, maxDepth: 64 });
     } catch (err) {
-      throw new CliError("BadLedger", `${this.#path}: an entry is not JSON`, { cause: err });
+      throw new HostError("BadLedger", `${this.#path}: an entry is not JSON`, { cause: err });
     }
   }
 

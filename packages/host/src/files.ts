@@ -19,8 +19,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createBlake3, formatDigest, isWireError, parseStrict, type Digest, type Json } from "@sbx/wire";
-import { systemReason } from "./command.ts";
-import { CliError } from "./errors.ts";
+import { HostError } from "./errors.ts";
 
 /** The §2.1/§2.9 default limit on one JSON input: 16 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
@@ -29,28 +28,58 @@ export const MAX_KEY_BYTES = 64 * 1024;
 /** The §2.1 limit on nesting. */
 export const MAX_JSON_DEPTH = 64;
 
+/** REASONS words the system errors a user meets on paths. */
+const REASONS: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a directory",
+  ENOTDIR: "a component of the path is not a directory",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on device",
+  EEXIST: "already exists",
+  ENAMETOOLONG: "name too long",
+  ELOOP: "too many symbolic links",
+  EFBIG: "file too large",
+  EDQUOT: "disk quota exceeded",
+};
+
+/** systemReason is the words for a system error's code. */
+export function systemReason(code: string): string {
+  return REASONS[code] ?? code;
+}
+
 function codeOf(e: unknown): string {
   return typeof (e as { code?: unknown }).code === "string" ? (e as { code: string }).code : "EIO";
 }
 
-/** unreadable turns a system error met opening or reading `path` into a one-line CliError. */
-function unreadable(e: unknown, path: string, what: string): CliError {
-  const code = codeOf(e);
-  if (code === "EISDIR") return new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
-  return new CliError("Unreadable", `cannot read ${what} ${path}: ${systemReason(code)}`, { cause: e });
+/** notAFile: `path`, given as a file to read (`input`) or write (`output`), is a directory. */
+function notAFile(path: string, what: string, as: "input" | "output" = "input"): HostError {
+  return new HostError("NotAFile", `${what} ${path} is a directory, not a file`, { detail: { [as]: path } });
 }
 
-function oversize(path: string, what: string, size: number | string, max: number): CliError {
-  return new CliError(
+/** unreadable turns a system error met opening or reading `path` into a one-line HostError. */
+function unreadable(e: unknown, path: string, what: string): HostError {
+  const code = codeOf(e);
+  if (code === "EISDIR") return notAFile(path, what);
+  return new HostError("Unreadable", `cannot read ${what} ${path}: ${systemReason(code)}`, {
+    cause: e,
+    detail: { input: path },
+  });
+}
+
+function oversize(path: string, what: string, size: number | string, max: number): HostError {
+  return new HostError(
     "OversizeInput",
     `${what} ${path} is ${size} bytes; the limit is ${max} bytes (sandbox-attest §2.9)`,
+    { detail: { input: path } },
   );
 }
 
 /** readBounded reads the descriptor's bytes, refusing more than `max` before reading past it. */
 function readBounded(fd: number, path: string, what: string, max: number): Buffer {
   const st = fstatSync(fd);
-  if (st.isDirectory()) throw new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
+  if (st.isDirectory()) throw notAFile(path, what);
   if (st.isFile() && st.size > max) throw oversize(path, what, st.size, max);
   // A pipe or device has no size: read at most max + 1 bytes and refuse the extra one.
   const cap = st.isFile() ? st.size : max + 1;
@@ -62,7 +91,7 @@ function readBounded(fd: number, path: string, what: string, max: number): Buffe
 }
 
 /**
- * readInput reads a file of at most `max` bytes. Refuses, as CliError (exit 2): a path that cannot be
+ * readInput reads a file of at most `max` bytes. Refuses, as HostError (its path in the detail): a path that cannot be
  * opened or read (`Unreadable`), a directory (`NotAFile`), a larger file (`OversizeInput`, before
  * reading it). `what` names the file in the message ("chain file", "key file", …).
  */
@@ -76,7 +105,7 @@ export function readInput(path: string, what: string, max: number): Buffer {
   try {
     return readBounded(fd, path, what, max);
   } catch (e) {
-    throw e instanceof CliError ? e : unreadable(e, path, what);
+    throw e instanceof HostError ? e : unreadable(e, path, what);
   } finally {
     closeSync(fd);
   }
@@ -85,7 +114,7 @@ export function readInput(path: string, what: string, max: number): Buffer {
 /**
  * readJsonInput reads a JSON file within the §2.9 limits (size first, then depth) and parses it with
  * the strict parser (§2.1: duplicate keys, forbidden keys, unsafe numbers, bad UTF-8 refused). A parse
- * refusal is a CliError carrying the wire code, naming the file (exit 2).
+ * refusal is a HostError carrying the wire code, naming the file (exit 2).
  */
 export function readJsonInput(path: string, what: string, max = MAX_JSON_BYTES): Json {
   const bytes = readInput(path, what, max);
@@ -93,7 +122,7 @@ export function readJsonInput(path: string, what: string, max = MAX_JSON_BYTES):
     return parseStrict(bytes, { maxBytes: max, maxDepth: MAX_JSON_DEPTH });
   } catch (e) {
     if (!isWireError(e)) throw e;
-    throw new CliError(e.code, `${what} ${path}: ${e.reason}`, { cause: e });
+    throw new HostError(e.code, `${what} ${path}: ${e.reason}`, { cause: e, detail: { input: path } });
   }
 }
 
@@ -109,15 +138,14 @@ export function hashInput(path: string, what: string): Digest {
     throw unreadable(e, path, what);
   }
   try {
-    if (fstatSync(fd).isDirectory())
-      throw new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
+    if (fstatSync(fd).isDirectory()) throw notAFile(path, what);
     const h = createBlake3();
     const buf = Buffer.alloc(1 << 20);
     for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null))
       h.update(buf.subarray(0, n));
     return formatDigest(h.digest());
   } catch (e) {
-    throw e instanceof CliError ? e : unreadable(e, path, what);
+    throw e instanceof HostError ? e : unreadable(e, path, what);
   } finally {
     closeSync(fd);
   }
@@ -157,17 +185,16 @@ function syncDir(dir: string): void {
 
 function checkTarget(path: string, what: string): void {
   try {
-    if (statSync(path).isDirectory())
-      throw new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
+    if (statSync(path).isDirectory()) throw notAFile(path, what, "output");
   } catch (e) {
-    if (e instanceof CliError) throw e;
+    if (e instanceof HostError) throw e;
   }
 }
 
 /**
  * writeOutput writes `data` to `path` crash-safely: a temporary sibling opened exclusively, written,
  * fsynced, then renamed over `path` (or linked, for `exclusive`), then the directory fsynced. On any
- * failure the temporary is removed and a CliError names the path: `NotAFile` (a directory given),
+ * failure the temporary is removed and a HostError names the path: `NotAFile` (a directory given),
  * `OutputExists` (exclusive), `Unwritable` (with the system's reason).
  */
 export function writeOutput(path: string, data: string | Uint8Array, o: WriteOptions = {}): void {
@@ -200,9 +227,14 @@ export function writeOutput(path: string, data: string | Uint8Array, o: WriteOpt
       }
     const code = codeOf(e);
     if (code === "EEXIST" && o.exclusive)
-      throw new CliError("OutputExists", `${what} ${path} exists; pass --force to replace it`);
-    if (code === "EISDIR") throw new CliError("NotAFile", `${what} ${path} is a directory, not a file`);
-    throw new CliError("Unwritable", `cannot write ${what} ${path}: ${systemReason(code)}`, { cause: e });
+      throw new HostError("OutputExists", `${what} ${path} exists; pass --force to replace it`, {
+        detail: { output: path },
+      });
+    if (code === "EISDIR") throw notAFile(path, what, "output");
+    throw new HostError("Unwritable", `cannot write ${what} ${path}: ${systemReason(code)}`, {
+      cause: e,
+      detail: { output: path },
+    });
   }
 }
 

@@ -9,65 +9,25 @@ import {
   JcpError,
   verifyChain,
   type EffectiveGrant,
+  type RevocationList,
   type SpendRequest,
 } from "@sbx/jcp-grant/grant";
-import {
-  budgetWatch,
-  grantExecPolicy,
-  loopbackPorts,
-  mapScope,
-  periodFloorUj,
-  refuseUnsupported,
-  requireWorkspace,
-  type ScopeMap,
-  startForwarders,
-  type BudgetWatch,
-  type Forwarders,
-} from "@sbx/host/grants";
-import { HostError } from "@sbx/host";
-import { faultPoint } from "@sbx/host/store";
-import { gateUnavailableReason } from "@sbx/host/gate";
+import { mapScope, refuseUnsupported, requireWorkspace, type ScopeMap } from "./scopes.ts";
+import { budgetWatch, periodFloorUj, type BudgetWatch } from "./live.ts";
+import { loopbackPorts, startForwarders, type Forwarders } from "./netfwd.ts";
+import { grantExecPolicy } from "./execscope.ts";
+import { HostError } from "../errors.ts";
+import { faultPoint } from "../store/index.ts";
+import { gateUnavailableReason } from "../gate/index.ts";
 import { policyAddress } from "@sbx/sandbox-attest/execpolicy";
-import type { RunGate } from "./run-gate.ts";
-import type { RunUnitResult } from "@sbx/host/run";
-import type { SandboxOptions } from "@sbx/host/sandbox";
+import type { RunGate } from "../gate/index.ts";
+import type { RunUnitResult } from "../run/index.ts";
+import type { SandboxOptions } from "../sandbox/index.ts";
 
 type ExtraBind = NonNullable<SandboxOptions["binds"]>[number];
 import { payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
-import { UsageError } from "../../command.ts";
-import { readPrincipal } from "../../keyfile.ts";
-import { readChain, readJson, readList } from "../jcp/lib/files.ts";
-import { amendedLeaf } from "./grantamend.ts";
-import { spendOn, verifiedLedger } from "../jcp/lib/spender.ts";
-
-/** The options `sbx run` takes for a run under grants. */
-export const GRANT_OPTIONS = {
-  grant: { type: "string" },
-  trust: { type: "string", multiple: true },
-  ledger: { type: "string" },
-  "ledger-host": { type: "string", multiple: true },
-  revocations: { type: "string" },
-  amendments: { type: "string" },
-} as const;
-
-export const GRANT_HELP = `  --grant CHAIN|SET  run under a JCP grant chain file (root first, jcp §4.4), or a grant set file
-                   (a JSON list of chains: grants_id binds every leaf, each leaf governs its own
-                   resources, the energy is debited on the chains in order, each up to what is
-                   left along it; see sandbox-attest §5.6 item 7): verified now against
-                   --trust, grants_id is its leaf's grant set; the leaf's /fs/… resources are the
-                   only host paths bound in (read-only, writable with write; /fs/work/** is the
-                   workspace and is required); /net/127.0.0.1/PORT with connect reaches that host
-                   port and nothing else (no network otherwise); /exec/blake3:<hex> with exec
-                   names every program the unit may run (an allowlist gate, with --exec-policy
-                   composed; /exec/** any; no /exec/ resource: no restriction by the grant);
-                   the smallest remaining budget
-                   along the chain is enforced live (BudgetExhausted), the energy debited on --ledger
-  --trust DID|FILE trusted root issuer of --grant (repeatable)
-  --ledger DIR     the grant's spend ledger (jcp spend's append-only folder); needs --key
-  --ledger-host DID a further metering host whose receipts the ledger holds (repeatable)
-  --revocations F  a revocation list (jcp revoke --list)
-  --amendments LOG the leaf's checkpoint log (jcp amend --log): read again at every metering
-                   period, so an issuer's amendment takes effect while the unit runs (jcp §4.7)`;
+import { amendedLeaf } from "../ledger/index.ts";
+import { spendOn, verifiedLedger } from "../ledger/index.ts";
 
 /** What a run under a grant chain was given and saw. */
 export interface GrantRun {
@@ -91,9 +51,9 @@ export interface GrantRun {
    * The exec gate of the run (sandbox-attest §5.6 item 6): the leaf's /exec/<digest> resources as an
    * allowlist, composed with the run's own --exec-policy (`given`), or `given` itself when the leaf
    * names no exec resource. `GateUnavailable` when the grant restricts execution and the gate cannot
-   * run here (the run is refused, never run ungated); a usage error when --policy names another.
+   * run here (the run is refused, never run ungated).
    */
-  gateWith(given: RunGate | null, policyFlag: string | undefined): RunGate | null;
+  gateWith(given: RunGate | null): RunGate | null;
   /** The ledger as a durable run's debits use it (lifecycle/granted.ts); a set's chains included. */
   readonly ledger: GrantLedger;
 }
@@ -140,8 +100,6 @@ export interface GrantDebit {
   readonly max_period_uj: string;
 }
 
-type Values = Record<string, unknown>;
-
 // How much of `amount` (every remaining µJ when absent) each chain of a set takes, filling the chains
 // in the order given: each takes what is left along its own path (its smallest remaining budget),
 // counting what earlier chains took from a grant they share, never below zero.
@@ -187,22 +145,6 @@ export function refuseBelowPeriod(remaining: bigint, ledgerPath: string): void {
     );
 }
 
-/**
- * readGrantArg reads --grant FILE: a chain file (a JSON list of grant envelopes, root first), or a
- * grant set file (a JSON list of such chains, each a list): the chains the run is under, in order.
- */
-function readGrantArg(path: string): Envelope[][] {
-  const v = readJson(path, "grant chain or set file");
-  if (Array.isArray(v) && v.length > 0 && v.every((c) => Array.isArray(c))) {
-    if (v.length > 256) throw new UsageError(`${path}: a grant set holds at most 256 chains`);
-    return (v as unknown[][]).map((c, i) => {
-      if (c.length === 0) throw new UsageError(`${path}: chain ${i + 1} is empty`);
-      return c as Envelope[];
-    });
-  }
-  return [readChain(path)];
-}
-
 // The union of the leaves' filesystem maps: the workspace writable when any leaf writes it,
 // read-only when any reads it; a host path bound once, writable when any leaf grants write.
 function unionMap(leaves: readonly EffectiveGrant[], folder: string): ScopeMap {
@@ -222,37 +164,39 @@ function unionMap(leaves: readonly EffectiveGrant[], folder: string): ScopeMap {
 }
 
 /**
- * prepareGrantRun reads --grant and its companions; null without --grant. Usage errors for a grant
- * without --trust, --ledger, --key or a sandbox; verifyChain's codes for a chain that does not
- * verify now; `GrantsInsufficient` when the leaves do not give the workspace; `BudgetExhausted`
- * (HostError) when nothing is left to spend. --grant may name a grant set file (several chains):
- * grants_id binds every leaf (jcp §4.1 grant sets), each chain's leaf governs its own resources
- * (the union is what the sandbox reaches), and the budget is what is left along the chains filled
- * in order, each interval's energy debited on them in that order (sandbox-attest §5.6 item 7).
+ * The terms a unit runs under (jcp §4.2–§4.7), already read: the chains (root first; several for a
+ * grant set), the trusted roots, the metering hosts whose receipts the ledger holds (this host's
+ * first), the spend ledger's folder, the revocation list as read at each check, and the leaf's
+ * checkpoint log (one chain only), read again at every metering period.
  */
-export function prepareGrantRun(
-  v: Values,
-  hostKey: KeyPair,
-  keyGiven: boolean,
-  sandbox: SandboxOptions | null,
-): GrantRun | null {
-  const path = typeof v.grant === "string" ? v.grant : undefined;
-  if (path === undefined) return null;
-  const roots = ((v.trust as string[] | undefined) ?? []).map((t) => readPrincipal(t, "--trust"));
-  if (roots.length === 0) throw new UsageError("--grant needs --trust (the trusted root issuers)");
-  if (typeof v.ledger !== "string") throw new UsageError("--grant needs --ledger DIR (the spend ledger)");
-  if (!keyGiven) throw new UsageError("--grant needs --key (the metering host that signs the debits)");
-  if (sandbox === null) throw new UsageError("--grant runs in a sandbox: it cannot take --unsandboxed");
-  const ledgerPath = v.ledger;
-  const envSet = readGrantArg(path);
-  const amendments = typeof v.amendments === "string" ? v.amendments : undefined;
+export interface GrantTerms {
+  readonly chains: readonly (readonly Envelope[])[];
+  readonly roots: readonly string[];
+  readonly hosts: readonly string[];
+  readonly ledger: string;
+  readonly revocations?: () => RevocationList | undefined;
+  readonly amendments?: string;
+}
+
+/**
+ * openGrantRun opens a unit's run under `t` (GrantTerms) on this host, signing debits with
+ * `hostKey`: verifyChain's codes for a chain that does not verify now; `BadGrantSet` for a set that
+ * names a leaf twice or an amendment log beside a set; `GrantsInsufficient` when the leaves do not
+ * give the workspace; `BudgetExhausted` when nothing is left to spend. Under a grant set (several
+ * chains) grants_id binds every leaf (jcp §4.1 grant sets), each chain's leaf governs its own
+ * resources (the union is what the sandbox reaches), and the budget is what is left along the chains
+ * filled in order, each interval's energy debited on them in that order (sandbox-attest §5.6 item 7).
+ */
+export function openGrantRun(t: GrantTerms, hostKey: KeyPair, sandbox: SandboxOptions): GrantRun {
+  if (t.chains.length === 0) throw new RangeError("openGrantRun: no chain");
+  const roots = [...t.roots];
+  const hosts = [...t.hosts];
+  const ledgerPath = t.ledger;
+  const envSet = t.chains;
+  const amendments = t.amendments;
   if (amendments !== undefined && envSet.length > 1)
-    throw new UsageError("--amendments is the log of one chain's leaf: it takes a chain file, not a set");
-  const revocations = readList(typeof v.revocations === "string" ? v.revocations : undefined);
-  const hosts = [
-    hostKey.did,
-    ...((v["ledger-host"] as string[] | undefined) ?? []).map((h) => readPrincipal(h, "--ledger-host")),
-  ];
+    throw new HostError("BadGrantSet", "an amendment log is of one chain's leaf: the grants are a set");
+  const revocations = t.revocations?.();
   const opts = { roots, hosts, ...(revocations ? { revocations } : {}) };
   const at_ms = Date.now();
   const chains = envSet.map(
@@ -260,7 +204,7 @@ export function prepareGrantRun(
   );
   const leaves = chains.map((g) => g[g.length - 1]!);
   if (new Set(leaves.map((l) => l.address)).size !== leaves.length)
-    throw new UsageError(`${path}: a grant set names each leaf once`);
+    throw new HostError("BadGrantSet", "a grant set names each leaf once");
   const envs = envSet[0]!;
   const grants = chains[0]!;
   const folder = sandbox.workspaceFolder ?? "/work";
@@ -318,7 +262,7 @@ export function prepareGrantRun(
     receipts: () => verifiedLedger(ledgerPath, opts).ledger.receipts,
     verifyNow() {
       // The revocation list is read again: a revocation after the run started counts.
-      const now = readList(typeof v.revocations === "string" ? v.revocations : undefined);
+      const now = t.revocations?.();
       for (const c of envSet)
         verifyChain(c, { roots, at_ms: Date.now(), ...(now ? { revocations: now } : {}) });
       for (const c of inForce()) {
@@ -345,7 +289,7 @@ export function prepareGrantRun(
     async close() {
       await fwd?.stop();
     },
-    gateWith(given, policyFlag) {
+    gateWith(given) {
       const execPolicy = grantExecPolicy(
         leaves.map((l) => l.scope),
         given?.execPolicy ?? null,
@@ -354,10 +298,7 @@ export function prepareGrantRun(
       const why = gateUnavailableReason();
       if (why !== null)
         throw new HostError("GateUnavailable", `the grant names the programs the unit may run: ${why}`);
-      const policy = policyAddress(execPolicy);
-      if (policyFlag !== undefined && policyFlag !== policy)
-        throw new UsageError(`--policy ${policyFlag} is not the exec policy the grant gives (${policy})`);
-      return { execPolicy, policy };
+      return { execPolicy, policy: policyAddress(execPolicy) };
     },
     debit(r) {
       const uj = r.receipt.receipt.total_uj;

@@ -4,11 +4,11 @@
 // PostgreSQL store shared by many hosts (openStore); a path selects the file store.
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { FileStore } from "@sbx/host/store";
-import { isPgUrl, PgStore, SharedRunStore } from "@sbx/host/pg";
-import { restoreSnapshot, snapshotDir, type SnapshotResult } from "@sbx/host/snapshot";
+import { FileStore } from "../store/index.ts";
+import { isPgUrl, PgStore, SharedRunStore } from "../pg/index.ts";
+import { restoreSnapshot, snapshotDir, type SnapshotResult } from "../snapshot/index.ts";
 import type { Digest } from "@sbx/wire";
-import { CliError } from "./errors.ts";
+import { HostError } from "../errors.ts";
 
 /** runStoreChoice is the raw selection: the flag, else the environment, else null (the XDG default). */
 function runStoreChoice(given: string | undefined, env: NodeJS.ProcessEnv): string | null {
@@ -27,7 +27,7 @@ export function runStoreUrl(given: string | undefined, env: NodeJS.ProcessEnv = 
 export function runStoreDir(given: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const c = runStoreChoice(given, env);
   if (c !== null && isPgUrl(c))
-    throw new CliError("Usage", "the store is a PostgreSQL connection string, not a directory");
+    throw new HostError("StoreUnusable", "the store is a PostgreSQL connection string, not a directory");
   if (c !== null) return resolve(c);
   const xdg = env["XDG_DATA_HOME"];
   const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), ".local", "share");

@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
-import { FileStore, writeFileDurably } from "@sbx/host/store";
-import { runStoreDir } from "../../../runstore.ts";
-import { readKey, writeNewKey } from "../../../keyfile.ts";
+import { FileStore, writeFileDurably } from "../store/index.ts";
+import { runStoreDir } from "../stores/index.ts";
+import { readKey, writeNewKey } from "../keys.ts";
 
 /** The live paths of one run in one store. */
 export interface RunPaths {

@@ -4,8 +4,8 @@
 // processes) stays local, `--pool NAME` naming hostLocalDir()/pools/NAME; otherwise the ledger is the
 // pool's log folder, as it always was, and `--pool NAME` is <store>/pools/NAME.
 import { join } from "node:path";
-import { PgStore } from "@sbx/host/pg";
-import { folderLedger, logStoreLedger, type PoolLedger } from "@sbx/host/pool";
+import { PgStore } from "../pg/index.ts";
+import { folderLedger, logStoreLedger, type PoolLedger } from "../pool/index.ts";
 import { hostLocalDir, runStoreDir, runStoreUrl } from "./runstore.ts";
 
 /** The folder under which `--pool NAME` lives, and where the default host key is (host-key.pem). */

@@ -17,9 +17,10 @@ import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { SandboxAttestError, type ResumedSegment } from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
-import { GRANT_CHAIN_LABEL } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
-import { refuseBelowPeriod, type GrantLedger, type GrantRun } from "../grant.ts";
+import { HostError } from "../errors.ts";
+import { GRANT_CHAIN_LABEL } from "./cited.ts";
+import type { RunStore } from "../stores/index.ts";
+import { refuseBelowPeriod, type GrantLedger, type GrantRun } from "../grants/index.ts";
 import type { Governance } from "./supervisor.ts";
 
 /**

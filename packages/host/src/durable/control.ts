@@ -6,7 +6,7 @@
 import { createConnection, createServer, type Server } from "node:net";
 import { chmodSync, unlinkSync } from "node:fs";
 import { errorFromJson, errorToJson, isCodedError, type ErrorJson } from "@sbx/wire";
-import { HostError } from "@sbx/host";
+import { HostError } from "../errors.ts";
 
 /** A request to a supervisor. */
 export type ControlRequest =

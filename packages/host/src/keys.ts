@@ -13,7 +13,7 @@ import {
   parseStrict,
   type KeyPair,
 } from "@sbx/wire";
-import { CliError } from "./errors.ts";
+import { HostError } from "./errors.ts";
 import { MAX_KEY_BYTES, readInput, writeOutput } from "./files.ts";
 
 // RFC 8410 §7 and §4: the DER of an Ed25519 PKCS#8 v1 private key and of an SPKI public key are
@@ -52,9 +52,11 @@ export function writeKey(kp: KeyPair, path: string, pubPath: string, force = fal
     [pubPath, "public key file"],
   ] as const) {
     if (existsSync(p) && statSync(p).isDirectory())
-      throw new CliError("NotAFile", `${what} ${p} is a directory, not a file`);
+      throw new HostError("NotAFile", `${what} ${p} is a directory, not a file`, { detail: { output: p } });
     if (!force && existsSync(p))
-      throw new CliError("OutputExists", `${what} ${p} exists; pass --force to replace it`);
+      throw new HostError("OutputExists", `${what} ${p} exists; pass --force to replace it`, {
+        detail: { output: p },
+      });
   }
   writeOutput(path, privateKeyPem(kp), { mode: 0o600, exclusive: !force, what: "key file" });
   writeOutput(pubPath, publicKeyPem(kp.publicKey), { exclusive: !force, what: "public key file" });
@@ -67,8 +69,8 @@ export function writeNewKey(path: string, pubPath: string, force = false): KeyPa
   return kp;
 }
 
-function badKey(path: string, why: string): CliError {
-  return new CliError("BadKeyFile", `key file ${path}: ${why}`);
+function badKey(path: string, why: string): HostError {
+  return new HostError("BadKeyFile", `key file ${path}: ${why}`, { detail: { input: path } });
 }
 
 function jwkBytes(k: KeyObject, member: "d" | "x", path: string): Uint8Array {
@@ -112,7 +114,7 @@ function keyText(path: string): string {
 
 /**
  * readKey loads a private key: PKCS#8 PEM (unencrypted), or the deprecated JSON form (with a
- * warning). Refuses (CliError, exit 2) an unreadable or oversize file, a public key, an encrypted
+ * warning). Refuses (HostError, the file in its detail) an unreadable or oversize file, a public key, an encrypted
  * or non-Ed25519 key, or anything else (`BadKeyFile`).
  */
 export function readKey(path: string): KeyPair {
@@ -138,7 +140,10 @@ export function readKey(path: string): KeyPair {
 export function readPrincipal(v: string, option = "--trust"): string {
   if (v.startsWith("did:")) {
     const ok: boolean = isDidKey(v);
-    if (!ok) throw new CliError("Usage", `${option} ${v.slice(0, 80)} is not an Ed25519 did:key`);
+    if (!ok)
+      throw new HostError("BadDidKey", `${option} ${v.slice(0, 80)} is not an Ed25519 did:key`, {
+        detail: { input: v.slice(0, 80) },
+      });
     return v;
   }
   const text = keyText(v);
@@ -152,7 +157,7 @@ export function readPrincipal(v: string, option = "--trust"): string {
   try {
     return didKeyFromPublicKey(jwkBytes(k, "x", v));
   } catch (e) {
-    if (e instanceof CliError) throw e;
+    if (e instanceof HostError) throw e;
     throw badKey(v, "the public key is refused as a did:key (sandbox-attest §2.4)");
   }
 }

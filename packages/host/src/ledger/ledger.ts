@@ -3,8 +3,8 @@
 // claims the head it was built against, and a writer that lost the race rebuilds from the new head.
 import { existsSync } from "node:fs";
 import { canonicalBytes, parseStrict, type Envelope, type Digest } from "@sbx/wire";
-import { appendLog, appendLogAt, isLog, readLog, readLogFrom, type LogMark } from "@sbx/host/log";
-import { CliError } from "../../../errors.ts";
+import { appendLog, appendLogAt, isLog, readLog, readLogFrom, type LogMark } from "../log/index.ts";
+import { HostError } from "../errors.ts";
 
 /** A ledger as read: every grant envelope and receipt in entry order, and the log's head. */
 export interface LedgerState {
@@ -21,7 +21,7 @@ const MAX_ENTRY_BYTES = 1 << 20;
  */
 export function readLedger(path: string): LedgerState {
   if (existsSync(path) && !isLog(path))
-    throw new CliError(
+    throw new HostError(
       "BadLedger",
       `${path} is a file: a ledger is now an append-only folder (jcp §4.3); give a new path`,
     );
@@ -42,11 +42,11 @@ function entryOf(path: string, seq: number, payload: Uint8Array): { grants: Enve
   try {
     v = parseStrict(payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
   } catch (err) {
-    throw new CliError("BadLedger", `${path}: entry ${seq} is not JSON`, { cause: err });
+    throw new HostError("BadLedger", `${path}: entry ${seq} is not JSON`, { cause: err });
   }
   const o = v as { grants?: unknown; receipt?: unknown } | null;
   if (!o || typeof o !== "object" || !Array.isArray(o.grants) || !o.receipt || typeof o.receipt !== "object")
-    throw new CliError("BadLedger", `${path}: entry ${seq} is not {grants, receipt}`);
+    throw new HostError("BadLedger", `${path}: entry ${seq} is not {grants, receipt}`);
   return { grants: o.grants as Envelope[], receipt: o.receipt as Envelope };
 }
 
@@ -60,7 +60,7 @@ export function readLogJson(path: string): { values: unknown[]; head: Digest } {
     try {
       return parseStrict(e.payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
     } catch (err) {
-      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
+      throw new HostError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
     }
   });
   return { values, head };
@@ -94,12 +94,12 @@ export interface LedgerTail {
  */
 export function readLedgerFrom(path: string, mark: LogMark): LedgerTail {
   if (existsSync(path) && !isLog(path))
-    throw new CliError(
+    throw new HostError(
       "BadLedger",
       `${path} is a file: a ledger is now an append-only folder (jcp §4.3); give a new path`,
     );
   if (!existsSync(path)) {
-    if (mark.seq !== 0) throw new CliError("BadLedger", `${path}: the ledger is gone`);
+    if (mark.seq !== 0) throw new HostError("BadLedger", `${path}: the ledger is gone`);
     return { grants: [], receipts: [], mark };
   }
   const { entries, head } = readLogFrom(path, mark);

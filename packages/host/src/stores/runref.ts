@@ -1,9 +1,8 @@
 // A run named on the command line: its full id (head₀, `blake3:<64 hex>`) or a unique prefix of it,
 // with or without `blake3:`, among the records of the run store.
 import type { Digest } from "@sbx/wire";
-import { HostError } from "@sbx/host";
-import type { FileStore } from "@sbx/host/store";
-import { UsageError } from "./command.ts";
+import { HostError } from "../errors.ts";
+import type { FileStore } from "../store/index.ts";
 
 /** resolveRun finds the one run `ref` names: `RunNotFound` for none, `RunAmbiguous` for several. */
 export function resolveRun(store: FileStore, ref: string | undefined): Digest {
@@ -24,9 +23,10 @@ export async function resolveStoreRun(
 /** resolveRunIn is resolveRun over a list of run ids (the runs of `where`). */
 export function resolveRunIn(ids: readonly Digest[], ref: string | undefined, where: string): Digest {
   if (ref === undefined || ref === "")
-    throw new UsageError("RUN is required (a run id or a unique prefix of one)");
+    throw new HostError("BadRunRef", "RUN is required (a run id or a unique prefix of one)");
   const hex = ref.startsWith("blake3:") ? ref.slice(7) : ref;
-  if (!/^[0-9a-f]{1,64}$/.test(hex)) throw new UsageError(`RUN ${ref} is not a run id or a prefix of one`);
+  if (!/^[0-9a-f]{1,64}$/.test(hex))
+    throw new HostError("BadRunRef", `RUN ${ref} is not a run id or a prefix of one`);
   const hits = ids.filter((id) => id.startsWith(`blake3:${hex}`));
   if (hits.length === 0) throw new HostError("RunNotFound", `no run ${ref} in ${where}`);
   if (hits.length > 1)

@@ -14,22 +14,18 @@ import { resumeRun } from "@sbx/sandbox-attest/store";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
-import type { LiveCheck } from "@sbx/host/run";
-import { HostError } from "@sbx/host";
-import { faultPoint } from "@sbx/host/store";
-import type { SandboxOptions } from "@sbx/host/sandbox";
-import { snapshotRun, type RunStore } from "../../../runstore.ts";
-import {
-  checkEnvironment,
-  hostOffer,
-  idleEnergy,
-  keepJournal,
-  LiveSandbox,
-  readVerifiedRun,
-  residentBytes,
-  type RunLock,
-  type SealedInterval,
-} from "@sbx/host/durable";
+import type { LiveCheck } from "../run/index.ts";
+import { HostError } from "../errors.ts";
+import { faultPoint } from "../store/index.ts";
+import type { SandboxOptions } from "../sandbox/index.ts";
+import { snapshotRun, type RunStore } from "../stores/index.ts";
+import { checkEnvironment, hostOffer } from "./environment.ts";
+import { idleEnergy } from "./idle.ts";
+import { keepJournal } from "./journal.ts";
+import { LiveSandbox, type SealedInterval } from "./session.ts";
+import { readVerifiedRun } from "./record.ts";
+import { residentBytes } from "./freezer.ts";
+import type { RunLock } from "./lock.ts";
 import { serveControl, type ControlRequest } from "./control.ts";
 import type { RunPaths } from "./paths.ts";
 

@@ -9,9 +9,8 @@ import { existsSync } from "node:fs";
 import { canonicalBytes, parseStrict, payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { StandingMinter, type LedgerFiles, type Minted, type StandingGrant } from "@sbx/jcp-grant/standing";
 import type { ResolveOptions } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import { appendLog, isLog, readLog } from "@sbx/host/log";
-import { CliError } from "../../../errors.ts";
+import { HostError, isHostError } from "../errors.ts";
+import { appendLog, isLog, readLog } from "../log/index.ts";
 
 /** A mint ledger as read: its entries, the events and children they cite, and the log's head. */
 export interface MintLog extends LedgerFiles {
@@ -30,7 +29,7 @@ const MAX_ENTRY_BYTES = 64 << 10;
  */
 export function readMintLog(path: string): MintLog {
   if (existsSync(path) && !isLog(path))
-    throw new CliError(
+    throw new HostError(
       "BadLedger",
       `${path} is a file: a mint ledger is now an append-only folder (jcp §4.6); give a new path`,
     );
@@ -41,7 +40,7 @@ export function readMintLog(path: string): MintLog {
     try {
       v = parseStrict(e.payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 64 });
     } catch (err) {
-      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
+      throw new HostError("BadLedger", `${path}: entry ${e.seq} is not JSON`, { cause: err });
     }
     const o = v as { entry?: unknown; event?: unknown; child?: unknown } | null;
     if (
@@ -51,7 +50,7 @@ export function readMintLog(path: string): MintLog {
       typeof o.entry !== "object" ||
       typeof o.child !== "object"
     )
-      throw new CliError("BadLedger", `${path}: entry ${e.seq} is not {entry, event, child}`);
+      throw new HostError("BadLedger", `${path}: entry ${e.seq} is not {entry, event, child}`);
     out.entries.push(o.entry as Envelope);
     out.events.push(o.event);
     out.children.push(o.child as Envelope);

@@ -12,8 +12,8 @@ import {
   type LedgerOptions,
   type SpendRequest,
 } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import type { LogMark } from "@sbx/host/log";
+import { isHostError } from "../errors.ts";
+import type { LogMark } from "../log/index.ts";
 import type { Digest, Envelope, KeyPair } from "@sbx/wire";
 import { appendLedgerAt, readLedger, readLedgerFrom } from "./ledger.ts";
 

@@ -4,9 +4,9 @@
 // in one LogStore.update: on PostgreSQL that is one transaction under the log's lock, so the debit
 // and the ledger append cannot be separated and racing hosts never pass a budget.
 import { grantStore, SpendLedger, type LedgerOptions, type SpendRequest } from "@sbx/jcp-grant/grant";
-import type { LogState, LogStore } from "@sbx/host/log";
+import type { LogState, LogStore } from "../log/index.ts";
 import { canonicalBytes, parseStrict, type Envelope, type KeyPair } from "@sbx/wire";
-import { CliError } from "./errors.ts";
+import { HostError } from "../errors.ts";
 
 /** ledgerOf reads the grants and receipts of a log's entries (`BadLedger` for a malformed entry). */
 export function ledgerOf(name: string, state: LogState): { grants: Envelope[]; receipts: Envelope[] } {
@@ -17,7 +17,7 @@ export function ledgerOf(name: string, state: LogState): { grants: Envelope[]; r
     try {
       o = parseStrict(e.payload, { maxBytes: 1 << 20, maxDepth: 64 }) as typeof o;
     } catch (err) {
-      throw new CliError("BadLedger", `${name}: entry ${String(e.seq)} is not JSON`, { cause: err });
+      throw new HostError("BadLedger", `${name}: entry ${String(e.seq)} is not JSON`, { cause: err });
     }
     if (
       !o ||
@@ -26,7 +26,7 @@ export function ledgerOf(name: string, state: LogState): { grants: Envelope[]; r
       !o.receipt ||
       typeof o.receipt !== "object"
     )
-      throw new CliError("BadLedger", `${name}: entry ${String(e.seq)} is not {grants, receipt}`);
+      throw new HostError("BadLedger", `${name}: entry ${String(e.seq)} is not {grants, receipt}`);
     grants.push(...(o.grants as Envelope[]));
     receipts.push(o.receipt as Envelope);
   }

@@ -8,11 +8,13 @@ import { canonicalBytes, parseCanonical, type Digest } from "@sbx/wire";
 import { parsePolicy, policyAddress, type ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import type { UnitDescriptor } from "@sbx/sandbox-attest/unit";
-import { HostError } from "@sbx/host";
-import { gateUnavailableReason } from "@sbx/host/gate";
-import { EXEC_POLICY_LABEL, NO_MANIFEST, type VerifiedRun } from "@sbx/host/durable";
-import type { RunStore } from "../../../runstore.ts";
-import type { RunGate } from "../run-gate.ts";
+import { HostError } from "../errors.ts";
+import { gateUnavailableReason } from "../gate/index.ts";
+import { EXEC_POLICY_LABEL } from "./cited.ts";
+import { NO_MANIFEST } from "./environment.ts";
+import type { VerifiedRun } from "./record.ts";
+import type { RunStore } from "../stores/index.ts";
+import type { RunGate } from "../gate/index.ts";
 
 /** storePolicy stores a gated run's policy and returns the unit labels that name it. */
 export async function storePolicy(store: RunStore, gate: RunGate | null): Promise<Record<string, string>> {

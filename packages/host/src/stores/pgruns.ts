@@ -3,7 +3,7 @@
 // from genesis) and every object its verification asks for fetched into memory and checked there
 // (@sbx/host/pg runview.ts), so nothing is copied into a local store and nothing is trusted because
 // it came from the database.
-import { PgStore, redactUrl } from "@sbx/host/pg";
+import { PgStore, redactUrl } from "../pg/index.ts";
 import type { Digest } from "@sbx/wire";
 import { resolveRunIn } from "./runref.ts";
 
