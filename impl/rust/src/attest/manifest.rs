@@ -765,7 +765,21 @@ fn write_back(e: &Value) -> Option<Value> {
     let gpu_v = match gpu.get("mode")?.as_str()? {
         "none" => Value::Bool(false),
         "optional" => Value::str("optional"),
-        _ => Value::obj(vec![("cores", gpu.get("cores")?.clone()), ("memory", gpu.get("memory_bytes")?.clone())]),
+        // §14.5 the write-back: `cores` only above 0, `memory` only when not "0", `true` for neither.
+        _ => {
+            let mut m = Vec::new();
+            if gpu.get("cores")?.as_int() != Some(0) {
+                m.push(("cores".to_string(), gpu.get("cores")?.clone()));
+            }
+            if gpu.get("memory_bytes")?.as_str() != Some("0") {
+                m.push(("memory".to_string(), gpu.get("memory_bytes")?.clone()));
+            }
+            if m.is_empty() {
+                Value::Bool(true)
+            } else {
+                Value::Obj(m)
+            }
+        }
     };
     let attrs = |a: &Value| -> Option<Value> {
         Some(Value::obj(vec![

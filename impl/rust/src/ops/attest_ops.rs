@@ -378,9 +378,12 @@ fn source(input: &Value) -> R<Vec<u8>> {
     wire::b64_decode(b).ok_or(Code("BadInput"))
 }
 
+/// §14.8: an accepted source is `{code: "accepted", members: []}`; a `ManifestParseError` is the
+/// op's error (its syntax errors are not compared); a `ManifestRefused` its code and members.
 fn manifest_refusals(input: &Value) -> R<Value> {
     match manifest::ingest(&source(input)?) {
-        Ok(_) => Ok(Value::obj(vec![("code", Value::Null), ("members", Value::Arr(vec![]))])),
+        Ok(_) => Ok(Value::obj(vec![("code", Value::str("accepted")), ("members", Value::Arr(vec![]))])),
+        Err(r) if r.code == "ManifestParseError" => Err(Code(r.code)),
         Err(r) => Ok(Value::obj(vec![
             ("code", Value::str(r.code)),
             (

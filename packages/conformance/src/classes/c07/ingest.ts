@@ -266,6 +266,33 @@ export function refusalVectors(): Vector[] {
     ],
   ];
   for (const [id, doc, members] of structure) out.push(...refused(id, `refused: ${id}`, doc, members));
+  // §14.8: what manifest.refusals answers for an accepted source and for a parse error.
+  out.push(
+    okCase(
+      C,
+      "c7-refusals-accepted",
+      "an accepted source: code accepted, no members",
+      "manifest.refusals",
+      { source: `{"image": "${PIN}"}` },
+      { code: "accepted", members: [] },
+    ),
+    errCase(
+      C,
+      "c7-refusals-parse-error",
+      "a syntax error: the op's error is ManifestParseError (its syntax errors are not compared)",
+      "manifest.refusals",
+      { source: `{"image": ` },
+      "ManifestParseError",
+    ),
+    errCase(
+      C,
+      "c7-refusals-parse-too-deep",
+      "nesting deeper than 64: ManifestParseError, TooDeep only a member of it",
+      "manifest.refusals",
+      { source: `{"image": "${PIN}", "customizations": ${"[".repeat(70)}${"]".repeat(70)}}` },
+      "ManifestParseError",
+    ),
+  );
   return out;
 }
 
