@@ -85,7 +85,7 @@ export function headVectors(): Vector[] {
       "c4-head-position-before-later-form",
       "event 0 numbered 7, event 2 lacking a member: EventOutOfOrder at event 0 before event 2 is read",
       "journal.head",
-      { events: evs.map((e, k) => (k === 0 ? { ...e, seq: 7 } : k === 2 ? lacking(e as JsonObject) : e)) },
+      { events: evs.map((e, k) => (k === 0 ? { ...e, seq: 7 } : k === 2 ? lacking(e) : e)) },
       "EventOutOfOrder",
     ),
     errCase(
@@ -93,7 +93,7 @@ export function headVectors(): Vector[] {
       "c4-head-form-before-position",
       "event 0 numbered 7 and lacking a member: MalformedEvent, its form before its position",
       "journal.head",
-      { events: evs.map((e, k) => (k === 0 ? lacking({ ...(e as JsonObject), seq: 7 }) : e)) },
+      { events: evs.map((e, k) => (k === 0 ? lacking({ ...e, seq: 7 }) : e)) },
       "MalformedEvent",
     ),
   );
