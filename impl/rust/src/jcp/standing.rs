@@ -155,7 +155,7 @@ fn entry_form(p: &Value) -> R<()> {
         && d("prev")
         && d("event")
         && d("child")
-        && p.get("seq").and_then(Value::as_int).has(|n| n >= 1)
+        && p.get("seq").and_then(Value::as_int).has(|n| n >= 0)
         && p.get("at_ms").and_then(Value::as_int).has(|n| n >= 0)
         && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
         && p.get("minter").has(wire::is_didkey);

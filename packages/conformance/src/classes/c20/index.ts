@@ -421,6 +421,17 @@ function forms(): Vector[] {
       "TemplateExceeded",
     ),
     no(
+      "entry-seq-zero",
+      "the first entry numbered 0: of the right form (an integer ≥ 0), out of place: BrokenMintLedger",
+      {
+        mints: spaced(1),
+        entries: (es) => [
+          signPayload(MINT_PAYLOAD_TYPE, { ...(payloadOf(es[0]!) as JsonObject), seq: 0 }, ALICE),
+        ],
+      },
+      "BrokenMintLedger",
+    ),
+    no(
       "entry-oversize-bad-signature",
       "an entry over 4096 payload bytes with a broken signature: BadMintEntry, the size before the signature",
       {
