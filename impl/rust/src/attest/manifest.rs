@@ -305,27 +305,66 @@ impl Ctx {
     }
 }
 
+/// §14.3 "Value forms": a path component is runs of `[a-z0-9]`, each joined to the next by one
+/// `.`, one `_`, two `_` or one or more `-`.
+fn oci_component_ok(c: &str) -> bool {
+    let run = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    let b = c.as_bytes();
+    if b.is_empty() || !run(b[0]) || !run(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if run(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !run(b[i]) {
+            i += 1;
+        }
+        let sep = &c[start..i];
+        if !(sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|x| x == b'-')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// §14.3 "Value forms": a registry host is dot-separated labels of ASCII letters and digits with
+/// inner `-`, optionally `:` and a decimal port.
+fn oci_host_ok(d: &str) -> bool {
+    let (host, port) = match d.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (d, None),
+    };
+    let label_ok = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|x| x.is_ascii_alphanumeric() || *x == b'-')
+    };
+    host.split('.').all(label_ok) && port.none_or(|p| !p.is_empty() && p.bytes().all(|x| x.is_ascii_digit()))
+}
+
+/// §14.3 "Value forms": `name[:tag]`, the name an optional registry host and `/` then path
+/// components, the tag `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
 fn oci_name_ok(name: &str) -> bool {
     let (path, tag) = match name.rfind(':') {
         Some(c) if !name[c..].contains('/') => (&name[..c], Some(&name[c + 1..])),
         _ => (name, None),
     };
     let tag_ok = tag.none_or(|t| {
-        !t.is_empty() && t.len() <= 128 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        let b = t.as_bytes();
+        !b.is_empty()
+            && b.len() <= 128
+            && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+            && b.iter().all(|x| x.is_ascii_alphanumeric() || b"_.-".contains(x))
     });
     let comps: Vec<&str> = path.split('/').collect();
-    let comp_ok = |c: &str, first: bool| {
-        !c.is_empty()
-            && c.bytes().all(|b| {
-                b.is_ascii_lowercase()
-                    || b.is_ascii_digit()
-                    || b"._-".contains(&b)
-                    || (first && (b.is_ascii_uppercase() || b == b':'))
-            })
-    };
-    let first_is_host =
-        comps.len() > 1 && (comps[0].contains('.') || comps[0].contains(':') || comps[0] == "localhost");
-    tag_ok && comps.iter().enumerate().all(|(i, c)| comp_ok(c, i == 0 && first_is_host))
+    let first_ok = oci_component_ok(comps[0]) || (comps.len() > 1 && oci_host_ok(comps[0]));
+    tag_ok && first_ok && comps[1..].iter().all(|c| oci_component_ok(c))
 }
 
 fn image(cx: &mut Ctx, v: Option<&Value>) -> Option<String> {
@@ -351,7 +390,7 @@ fn image(cx: &mut Ctx, v: Option<&Value>) -> Option<String> {
             cx.refuse("/image", "ImageNotPinned");
             None
         }
-        Some((name, hex)) if oci_name_ok(name) && !name.contains('$') => {
+        Some((name, hex)) if s.len() <= 512 && oci_name_ok(name) => {
             let bare = match name.rfind(':') {
                 Some(c) if !name[c..].contains('/') => &name[..c],
                 _ => name,
@@ -368,9 +407,9 @@ fn image(cx: &mut Ctx, v: Option<&Value>) -> Option<String> {
     out
 }
 
+/// §14.3 "Value forms": a variable name is a non-empty string without `=` or NUL.
 fn env_name_ok(k: &str) -> bool {
-    let b = k.as_bytes();
-    !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    !k.is_empty() && !k.contains('=') && !k.contains('\0')
 }
 
 fn env(cx: &mut Ctx, key: &str, v: &Value, nulls: bool, out: &mut Vec<(String, Value)>) {
@@ -403,8 +442,15 @@ fn env(cx: &mut Ctx, key: &str, v: &Value, nulls: bool, out: &mut Vec<(String, V
     }
 }
 
+/// §14.3 "Value forms": `[A-Za-z_][A-Za-z0-9_.-]*` optionally ending in `$`, or a numeric uid.
 fn user_ok(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 256 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return true;
+    }
+    let b = s.strip_suffix('$').unwrap_or(s).as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c))
 }
 
 fn folder_ok(s: &str) -> bool {
@@ -476,7 +522,7 @@ fn gpu_of(cx: &mut Ctx, ptr: &str, x: &Value) -> (&'static str, i64, u64) {
                 let p = format!("{ptr}/{}", esc(k));
                 match k.as_str() {
                     "cores" => match y.as_int() {
-                        Some(n) if n >= 0 => cores = n,
+                        Some(n) if n >= 1 => cores = n,
                         _ => cx.refuse(&p, "InvalidValue"),
                     },
                     "memory" => match bytes_of(y) {
@@ -510,7 +556,13 @@ fn forward_ports(cx: &mut Ctx, v: Option<&Value>) -> Value {
                         Value::Num(_) => x.as_int().filter(|n| port_ok(*n)).map(|n| nums.push(n)).is_some(),
                         Value::Str(s) => s
                             .rsplit_once(':')
-                            .filter(|(h, p)| !h.is_empty() && p.parse::<i64>().ok().has(port_ok) && !s.contains('$'))
+                            .filter(|(h, p)| {
+                                !h.is_empty()
+                                    && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+                                    && (1..=5).contains(&p.len())
+                                    && p.bytes().all(|b| b.is_ascii_digit())
+                                    && p.parse::<i64>().ok().has(port_ok)
+                            })
                             .map(|_| strs.push(s.clone()))
                             .is_some(),
                         _ => false,
@@ -569,10 +621,6 @@ fn ports_attributes(cx: &mut Ctx, v: Option<&Value>) -> Value {
             Some(m) => {
                 for (k, x) in m {
                     let p = format!("/portsAttributes/{}", esc(k));
-                    if k.is_empty() {
-                        cx.refuse(&p, "InvalidValue");
-                        continue;
-                    }
                     out.push((k.clone(), port_attributes(cx, &p, x)));
                 }
             }
@@ -628,8 +676,10 @@ fn environment(doc: &Value, cx: &mut Ctx) -> (Value, Vec<String>) {
     for key in ["containerUser", "remoteUser"] {
         if let Some(u) = doc.get(key) {
             let ptr = format!("/{key}");
+            // §14.3 "Value forms": a refused substitution gets its code; a user is never
+            // substituted, so one holding only deterministic substitutions is `InvalidValue`.
             match u.as_str() {
-                Some(s) if cx.literal(&ptr, s) => {
+                Some(s) if cx.resolve(&ptr, s).is_some() => {
                     if user_ok(s) {
                         user = Value::str(s);
                     } else {
@@ -715,7 +765,21 @@ fn write_back(e: &Value) -> Option<Value> {
     let gpu_v = match gpu.get("mode")?.as_str()? {
         "none" => Value::Bool(false),
         "optional" => Value::str("optional"),
-        _ => Value::obj(vec![("cores", gpu.get("cores")?.clone()), ("memory", gpu.get("memory_bytes")?.clone())]),
+        // §14.5 the write-back: `cores` only above 0, `memory` only when not "0", `true` for neither.
+        _ => {
+            let mut m = Vec::new();
+            if gpu.get("cores")?.as_int() != Some(0) {
+                m.push(("cores".to_string(), gpu.get("cores")?.clone()));
+            }
+            if gpu.get("memory_bytes")?.as_str() != Some("0") {
+                m.push(("memory".to_string(), gpu.get("memory_bytes")?.clone()));
+            }
+            if m.is_empty() {
+                Value::Bool(true)
+            } else {
+                Value::Obj(m)
+            }
+        }
     };
     let attrs = |a: &Value| -> Option<Value> {
         Some(Value::obj(vec![

@@ -11,8 +11,12 @@ use crate::wire::{self, Digest};
 pub const POLICY_TYPE: &str = "application/vnd.jcp.mintpolicy+json";
 pub const MINT_TYPE: &str = "application/vnd.jcp.mint+json";
 pub const EVENT_TYPE: &str = "application/vnd.jcp.event+json";
-/// §4.6: a policy is at most 8192 bytes; the same bound is applied to ledger entries and events.
+/// §4.6: a policy is at most 8192 payload bytes (`BadPolicy`).
 pub const LIMIT: usize = 8192;
+/// §4.6: a mint ledger entry is at most 4096 payload bytes (`BadMintEntry`).
+pub const ENTRY_LIMIT: usize = 4096;
+/// §4.6: a signed event is at most 16384 payload bytes (`OversizeInput`).
+pub const EVENT_LIMIT: usize = 16384;
 
 /// A verified mint policy.
 pub struct Policy {
@@ -116,21 +120,25 @@ struct Event {
     envelope: Option<Value>,
 }
 
+/// §4.6: a value with both a `payloadType` and a `signatures` member is an envelope (its address
+/// is known once it is opened); any other value is a bare event, addressed by its own JCS bytes.
 fn index_event(v: &Value) -> Event {
-    if let Ok(e) = wire::parse_envelope(v) {
-        let body = crate::json::parse_strict(&e.payload).unwrap_or(Value::Null);
-        return Event { address: wire::blake3(&e.payload), body, signers: None, envelope: Some(v.clone()) };
+    if v.get("payloadType").is_some() && v.get("signatures").is_some() {
+        return Event { address: [0; 32], body: Value::Null, signers: None, envelope: Some(v.clone()) };
     }
     Event { address: wire::address(v), body: v.clone(), signers: None, envelope: None }
 }
 
-/// event_form checks an event's members (`BadEvent`) and, for an envelope, its one signature.
+/// event_form opens an envelope by §2.4 item 4 (at most 16384 payload bytes, `OversizeInput`
+/// before any signature) with one signature (`BadSignature`), then checks the members (`BadEvent`).
 fn event_form(ev: &mut Event) -> R<()> {
-    if let Some(env) = &ev.envelope {
-        let e = wire::parse_envelope_of(env, |t| t == EVENT_TYPE)?;
-        ensure(e.sigs.len() == 1, "BadSignature")?;
-        ev.signers = Some(e.verify_signatures()?);
-        ev.body = crate::json::parse_canonical(&e.payload, LIMIT)?;
+    if let Some(env) = ev.envelope.clone() {
+        let want = wire::Expect { payload_type: EVENT_TYPE, limit: EVENT_LIMIT, signers: None };
+        let o = wire::open_envelope(&env, &want)?;
+        ensure(o.signers.len() == 1, "BadSignature")?;
+        ev.address = o.address;
+        ev.body = o.payload;
+        ev.signers = Some(o.signers);
     }
     let b = &ev.body;
     let ok = b.is_obj()
@@ -147,7 +155,7 @@ fn entry_form(p: &Value) -> R<()> {
         && d("prev")
         && d("event")
         && d("child")
-        && p.get("seq").and_then(Value::as_int).has(|n| n >= 1)
+        && p.get("seq").and_then(Value::as_int).has(|n| n >= 0)
         && p.get("at_ms").and_then(Value::as_int).has(|n| n >= 0)
         && p.get("uj").has(|v| wire::parse_amount(v).is_ok())
         && p.get("minter").has(wire::is_didkey);
@@ -217,7 +225,7 @@ pub fn verify(i: &Input) -> R<Ledger> {
     let mut head = wire::chain_genesis("jcp.mintledger/1", &[pol.address]);
     let (mut total, mut times, mut cited, mut minted) = (0u64, Vec::<u64>::new(), Vec::<Digest>::new(), Vec::new());
     for (n, env) in i.entries.iter().enumerate() {
-        let o = wire::open_signed_by(env, MINT_TYPE, LIMIT, "BadMintEntry", "minter", entry_form)?;
+        let o = wire::open_signed_by(env, MINT_TYPE, ENTRY_LIMIT, "BadMintEntry", "minter", entry_form)?;
         let p = &o.payload;
         let dg = |k: &str| p.get(k).and_then(|v| wire::parse_digest(v).ok()).unwrap_or([0; 32]);
         let at = p.get("at_ms").and_then(Value::as_int).unwrap_or(0) as u64;

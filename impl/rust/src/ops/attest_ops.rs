@@ -44,8 +44,7 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "runrecord.resume" => runrecord_resume(input),
         "runrecord.energy" => runrecord_energy(input),
         "fstree.root" => fstree_root(input),
-        "fstree.parse_dir" => fstree::parse_dir(super::input::need_str(input, "text").unwrap_or("").as_bytes())
-            .map(|e| Value::obj(vec![("entries", Value::Num(e.len() as f64))])),
+        "fstree.parse_dir" => fstree_parse_dir(input),
         "fleet.build" => fleet_build(input),
         "fleet.verify_membership" => fleet_membership(input),
         "fleet.verify_consistency" => fleet_consistency(input),
@@ -66,6 +65,14 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "merkle.sha256.verify_consistency" => sha_consistency(input),
         _ => return None,
     })
+}
+
+/// §11.3 `fstree.parse_dir`: `entries` (their number) and `address` (the object's content address).
+fn fstree_parse_dir(input: &Value) -> R<Value> {
+    let text = super::input::need_str(input, "text").unwrap_or("");
+    let entries = fstree::parse_dir(text.as_bytes())?;
+    let address = wire::address(&crate::json::parse_strict(text.as_bytes())?);
+    Ok(Value::obj(vec![("entries", Value::Num(entries.len() as f64)), ("address", wire::digest_value(&address))]))
 }
 
 fn journal_verify(input: &Value) -> R<Value> {
@@ -378,9 +385,12 @@ fn source(input: &Value) -> R<Vec<u8>> {
     wire::b64_decode(b).ok_or(Code("BadInput"))
 }
 
+/// §14.8: an accepted source is `{code: "accepted", members: []}`; a `ManifestParseError` is the
+/// op's error (its syntax errors are not compared); a `ManifestRefused` its code and members.
 fn manifest_refusals(input: &Value) -> R<Value> {
     match manifest::ingest(&source(input)?) {
-        Ok(_) => Ok(Value::obj(vec![("code", Value::Null), ("members", Value::Arr(vec![]))])),
+        Ok(_) => Ok(Value::obj(vec![("code", Value::str("accepted")), ("members", Value::Arr(vec![]))])),
+        Err(r) if r.code == "ManifestParseError" => Err(Code(r.code)),
         Err(r) => Ok(Value::obj(vec![
             ("code", Value::str(r.code)),
             (

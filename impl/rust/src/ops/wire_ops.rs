@@ -21,7 +21,7 @@ pub fn call(op: &str, input: &Value) -> Option<R<Value>> {
         "dsse.verify" => dsse_verify(input),
         "chain.heads" => chain_heads(input),
         "amount.parse" => {
-            need(input, "amount").and_then(wire::parse_amount).map(|n| Value::obj(vec![("amount", wire::amount(n))]))
+            need(input, "amount").and_then(wire::parse_amount).map(|n| Value::obj(vec![("value", wire::amount(n))]))
         }
         "amount.add" => amount_add(input),
         _ => return None,

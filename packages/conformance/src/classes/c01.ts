@@ -586,6 +586,16 @@ function amountVectors(): Vector[] {
       { amounts: [max, "1"] },
       "AmountOverflow",
     ),
+    // §11.3 `amount.parse` row: the output is `value`, the amount as a decimal string.
+    okCase(
+      C,
+      "c1-amount-parse-max",
+      "2^64 − 1, the largest amount",
+      "amount.parse",
+      { amount: max },
+      { value: max },
+    ),
+    okCase(C, "c1-amount-parse-zero", "zero is an amount", "amount.parse", { amount: "0" }, { value: "0" }),
     errCase(
       C,
       "c1-amount-too-large",

@@ -561,6 +561,15 @@ function chargeVectors(): Vector[] {
       input(r),
       null,
     ),
+    // §15.4: a `claim` that is not a digest names no claim entry: UnknownItem, after the receipt's form.
+    errCase(
+      C,
+      "c9-charge-claim-not-digest",
+      "the claim given as a string that is not a digest",
+      "warmpool.claim_charged",
+      input(r, "claim-1"),
+      "UnknownItem",
+    ),
     errCase(
       C,
       "c9-charge-later-receipt",

@@ -364,6 +364,19 @@ function consistencyVectors(): Vector[] {
       null,
     ),
   );
+  // §16.5: between equal sizes (RFC 9162), only the empty path, with equal roots and totals.
+  e(
+    "equal-with-path",
+    "a proof between equal sizes that carries a node",
+    input(9, 9, { kind: "fleet-consistency", size1: 9, size2: 9, path: [p.path[0]] }),
+    "FleetNotAppend",
+  );
+  e(
+    "equal-other-root",
+    "an empty path between two fleets of 9 with different roots",
+    input(9, 9, { kind: "fleet-consistency", size1: 9, size2: 9, path: [] }, sign(f), sign(rewritten)),
+    "FleetNotAppend",
+  );
   e(
     "from-0-with-path",
     "a proof from the empty fleet that carries a node",

@@ -136,6 +136,29 @@ function vectors(): Vector[] {
       { ...input(g, [rb1]), grants: [g.r, brokenSig(g.b), g.c] as unknown as Json[] },
       "BadSignature",
     ),
+    // §4.3: of two grants given with one address (one payload, two envelopes), the first given is
+    // the store's; a later one is ignored.
+    errCase(
+      C,
+      "c17-replay-same-address-first-broken",
+      "bob's grant given twice, first with a flipped signature: the first is used, refused",
+      "spend.replay",
+      { ...input(g, [rb1]), grants: [g.r, brokenSig(g.b), g.b, g.c] as unknown as Json[] },
+      "BadSignature",
+    ),
+    okCase(
+      C,
+      "c17-replay-same-address-first-valid",
+      "bob's grant given twice, the second with a flipped signature: the first is used, the replay stands",
+      "spend.replay",
+      { ...input(g, [rb1]), grants: [g.r, g.b, brokenSig(g.b), g.c] as unknown as Json[] },
+      {
+        remaining: {
+          [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
+          [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
+        },
+      },
+    ),
     // §4.3: only grants on some receipt's chain are listed; carol's grant, given but never debited, is not.
     okCase(
       C,
@@ -185,6 +208,25 @@ function vectors(): Vector[] {
       "extra-member",
       "a receipt with an unknown member",
       [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, HOST, { note: "x" })],
+      "BadReceipt",
+    ),
+    // §4.3 "Verifying spend", the order inside opening a receipt: the envelope's wire checks with
+    // the 4096-byte bound (BadReceipt) before any signature, then the member form (BadReceipt),
+    // then the one signer its host (BadSignature).
+    R(
+      "oversize-bad-signature",
+      "a receipt over 4096 payload bytes whose signature is broken: BadReceipt, the size before the signature",
+      [
+        brokenSig(
+          receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, HOST, { note: "x".repeat(4200) }),
+        ),
+      ],
+      "BadReceipt",
+    ),
+    R(
+      "bad-form-other-signer",
+      "a receipt with an unknown member, signed by mallory: BadReceipt, the form before its signer",
+      [receipt(g.b, 1, chainGenesis(SPEND_TAG, [addr(g.b)]), "1", T0, MALLORY, { note: "x" })],
       "BadReceipt",
     ),
     R(

@@ -169,7 +169,8 @@ function spendReplay(o: JsonObject): Json {
     const text = ((env ?? {}) as { payload?: unknown }).payload;
     const b = typeof text === "string" ? fromBase64(text) : null;
     if (b === null || toBase64(b) !== text) no("BadEnvelope");
-    byAddress.set(digestBytes(b), env);
+    // The first grant given with an address is the one used; a later one is ignored.
+    if (!byAddress.has(digestBytes(b))) byAddress.set(digestBytes(b), env);
   }
   const hosts = o.hosts as string[];
   const leaves = new Map<string, { seq: number; head: Digest; at_ms: number }>();

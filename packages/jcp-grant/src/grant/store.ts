@@ -8,11 +8,17 @@ import { openGrant, rethrow, type GrantCache } from "./open.ts";
 /** A read-only map from grant address to grant envelope. */
 export type GrantStore = ReadonlyMap<Digest, Envelope>;
 
-/** grantStore indexes envelopes by address (§2.4: the address of their payload). Throws `BadEnvelope` on a malformed one. */
+/**
+ * grantStore indexes envelopes by address (§2.4: the address of their payload); of two with one
+ * address the first given is kept (jcp §4.3). Throws `BadEnvelope` on a malformed one.
+ */
 export function grantStore(envelopes: Iterable<Envelope>): Map<Digest, Envelope> {
   const m = new Map<Digest, Envelope>();
   try {
-    for (const e of envelopes) m.set(envelopeAddress(e), e);
+    for (const e of envelopes) {
+      const a = envelopeAddress(e);
+      if (!m.has(a)) m.set(a, e);
+    }
   } catch (e) {
     rethrow(e);
   }

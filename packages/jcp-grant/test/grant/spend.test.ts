@@ -191,3 +191,18 @@ test("draft signs the receipt spend would append but changes nothing; it refuses
   );
   assert.equal(led.count, 1);
 });
+
+test("grantStore keeps the first envelope given for an address (§4.3), never a later one", () => {
+  const { b } = setup();
+  const leaf = b[1]!;
+  const s = leaf.signatures[0]!;
+  const broken: Envelope = {
+    ...leaf,
+    signatures: [
+      { keyid: s.keyid, sig: s.sig.startsWith("A") ? `B${s.sig.slice(1)}` : `A${s.sig.slice(1)}` },
+    ],
+  };
+  const [addr] = [...grantStore([leaf]).keys()];
+  assert.equal(grantStore([b[0]!, leaf, broken]).get(addr!), leaf);
+  assert.equal(grantStore([b[0]!, broken, leaf]).get(addr!), broken);
+});

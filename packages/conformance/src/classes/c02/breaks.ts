@@ -41,6 +41,14 @@ function fieldBreaks(
       },
       "BadEnergyReceipt",
     ],
+    // §6.1 item 6: a receipt without total_uj fails the member set, before any component or amount.
+    [
+      "missing-total_uj",
+      (p) => {
+        delete p.total_uj;
+      },
+      "BadEnergyReceipt",
+    ],
     ["measured-uj", set(0, "uj", "1500001"), "EnergyTotalMismatch"],
     [
       "measured-with-ratio",

@@ -235,6 +235,18 @@ function modelVectors(): Vector[] {
       "BadProvenance",
     ),
   );
+  // §6.2 item 5: `uj` is required; a component without one has no amount there (BadAmount).
+  const noUj = Object.fromEntries(Object.entries(est as unknown as JsonObject).filter(([k]) => k !== "uj"));
+  out.push(
+    errCase(
+      C,
+      "c2-component-missing-uj",
+      "a component without uj: BadAmount (an amount is required there), not BadComponent",
+      "energy.component.check",
+      J({ component: noUj }),
+      "BadAmount",
+    ),
+  );
   // §6.3 item 4: the inputs, like the coefficients, exactly as the table lists them, inputs
   // amounts (a malformed one `BadAmount`, §2.2) and coefficients JSON integers ≥ 0 (`BadCoefficients`); an exact
   // result above 2⁶⁴ − 1 equals no amount (`EstimateMismatch`).

@@ -74,6 +74,29 @@ export function headVectors(): Vector[] {
       "EventOutOfOrder",
     ),
   );
+  // §8.3 item 1: event by event, each event's §8.2 checks then its position, before the next.
+  const lacking = (e: JsonObject): JsonObject => {
+    const drop = Object.keys(e).find((k) => k !== "type" && k !== "seq");
+    return Object.fromEntries(Object.entries(e).filter(([k]) => k !== drop));
+  };
+  out.push(
+    errCase(
+      C,
+      "c4-head-position-before-later-form",
+      "event 0 numbered 7, event 2 lacking a member: EventOutOfOrder at event 0 before event 2 is read",
+      "journal.head",
+      { events: evs.map((e, k) => (k === 0 ? { ...e, seq: 7 } : k === 2 ? lacking(e) : e)) },
+      "EventOutOfOrder",
+    ),
+    errCase(
+      C,
+      "c4-head-form-before-position",
+      "event 0 numbered 7 and lacking a member: MalformedEvent, its form before its position",
+      "journal.head",
+      { events: evs.map((e, k) => (k === 0 ? lacking({ ...e, seq: 7 }) : e)) },
+      "MalformedEvent",
+    ),
+  );
   out.push(
     errCase(
       C,

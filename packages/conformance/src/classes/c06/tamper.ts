@@ -1,6 +1,6 @@
 // C6 vectors for the wire form (§13.5), splicing (§13.1), resumption (§13.4), energy (§13.6) and the
 // filesystem DAG (§13.8). Breaks are systematic; each expected code follows from the rule broken.
-import { canonicalize, type Json, type JsonObject } from "@sbx/wire";
+import { addressOf, canonicalize, type Json, type JsonObject } from "@sbx/wire";
 import { RunRecord } from "@sbx/sandbox-attest/runrecord";
 import { errCase, okCase } from "../../generate/build.ts";
 import type { Vector } from "../../types.ts";
@@ -522,7 +522,17 @@ export function fsTreeVectors(): Vector[] {
     ["size-number", dir([entry("a", { size: 1 })])],
     ["not-canonical", dir([entry("a")]).replace('"entries":', '"entries": ')],
   ];
+  const good = dir([entry("a"), entry("b", { kind: "dir", mode: 493, size: "0" })]);
   return [
+    // §11.3 `fstree.parse_dir` row: `entries` (their number) and `address` (the object's, §2.3).
+    okCase(
+      C,
+      "c6-fstree-parse-dir",
+      "a valid directory object: its entries counted, its address",
+      "fstree.parse_dir",
+      { text: good },
+      { entries: 2, address: addressOf(JSON.parse(good) as Json) },
+    ),
     okCase(
       C,
       "c6-fstree-root",

@@ -29,6 +29,8 @@ const ops: Record<string, Handler> = {
       ingestManifest(source(obj(i)));
     } catch (e) {
       const err = e as { code: string; members: { pointer: string; code: string }[] };
+      // §14.8: a parse error is the op's error; its syntax errors are not compared.
+      if (err.code === "ManifestParseError") throw e;
       return { code: err.code, members: err.members.map((m) => ({ pointer: m.pointer, code: m.code })) };
     }
     return { code: "accepted", members: [] };

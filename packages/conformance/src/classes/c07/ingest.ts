@@ -76,6 +76,28 @@ export function ingestVectors(): Vector[] {
       `{"customizations":{},"image":"${PIN}",/*x*/"init":false,"workspaceFolder":"/workspace"}`,
     ),
     ingestOk("bom", "a leading byte-order mark is skipped", `\uFEFF{"image": "${PIN}"}`),
+    // §14.3 "Value forms": the forms the earlier text left open, each accepted where a narrower
+    // reading would refuse it.
+    ingestOk(
+      "value-env-names",
+      "variable names are any non-empty strings without = or NUL: a dash and a dot are accepted",
+      `{"image": "${PIN}", "containerEnv": {"my-var.x": "1"}, "remoteEnv": {"a b": null}}`,
+    ),
+    ingestOk(
+      "value-user-forms",
+      "a user name may end in $ (a machine account); a numeric uid is a user",
+      `{"image": "${PIN}", "containerUser": "1000", "remoteUser": "svc_1.x-y$"}`,
+    ),
+    ingestOk(
+      "value-image-registry-case",
+      "a registry host may hold capitals and a port; the path components are lowercase",
+      `{"image": "Registry.Example:5000/team/a__b.c-d:v1.0_x@sha256:${HEX}"}`,
+    ),
+    ingestOk(
+      "value-ports-key-any",
+      "a portsAttributes key is any string; a forwarded host:port names a host of [A-Za-z0-9._-]",
+      `{"image": "${PIN}", "forwardPorts": ["db.local_1:5432"], "portsAttributes": {"3000-3010": {"label": "range"}}}`,
+    ),
     ...declarativeCorpus(),
   ];
 }
@@ -165,6 +187,12 @@ export function refusalVectors(): Vector[] {
       ],
     ],
     ["bad-name", `{"image": "Bad Name@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
+    // §14.3 "Value forms": the OCI reference grammar decides.
+    ["double-dot", `{"image": "team/a..b@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
+    ["leading-dash", `{"image": "team/-app@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
+    ["tag-leading-dot", `{"image": "app:.v1@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
+    ["tag-129", `{"image": "app:${"v".repeat(129)}@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
+    ["over-512", `{"image": "${"a/".repeat(222)}app@sha256:${HEX}"}`, [["/image", "InvalidValue"]]],
   ];
   for (const [id, doc, members] of img) out.push(...refused(`image-${id}`, `image ${id}`, doc, members));
   const structure: [string, string, [string, string][]][] = [
@@ -203,6 +231,22 @@ export function refusalVectors(): Vector[] {
       ],
     ],
     [
+      "value-forms",
+      `{"image": "${PIN}", "containerUser": "\${containerWorkspaceFolderBasename}", "remoteUser": "1abc", "containerEnv": {"A=B": "x", "": "y"}, "hostRequirements": {"memory": "4GB", "storage": "17179869184gb", "gpu": {"cores": 0}}, "forwardPorts": ["my host:80", "db:080000", 0]}`,
+      [
+        ["/containerEnv/", "InvalidValue"],
+        ["/containerEnv/A=B", "InvalidValue"],
+        ["/containerUser", "InvalidValue"],
+        ["/forwardPorts/0", "InvalidValue"],
+        ["/forwardPorts/1", "InvalidValue"],
+        ["/forwardPorts/2", "InvalidValue"],
+        ["/hostRequirements/gpu/cores", "InvalidValue"],
+        ["/hostRequirements/memory", "InvalidValue"],
+        ["/hostRequirements/storage", "InvalidValue"],
+        ["/remoteUser", "InvalidValue"],
+      ],
+    ],
+    [
       "workspace-substitution",
       `{"image": "${PIN}", "workspaceFolder": "/workspaces/\${localWorkspaceFolderBasename}"}`,
       [["/workspaceFolder", "HostSubstitution"]],
@@ -222,6 +266,33 @@ export function refusalVectors(): Vector[] {
     ],
   ];
   for (const [id, doc, members] of structure) out.push(...refused(id, `refused: ${id}`, doc, members));
+  // §14.8: what manifest.refusals answers for an accepted source and for a parse error.
+  out.push(
+    okCase(
+      C,
+      "c7-refusals-accepted",
+      "an accepted source: code accepted, no members",
+      "manifest.refusals",
+      { source: `{"image": "${PIN}"}` },
+      { code: "accepted", members: [] },
+    ),
+    errCase(
+      C,
+      "c7-refusals-parse-error",
+      "a syntax error: the op's error is ManifestParseError (its syntax errors are not compared)",
+      "manifest.refusals",
+      { source: `{"image": ` },
+      "ManifestParseError",
+    ),
+    errCase(
+      C,
+      "c7-refusals-parse-too-deep",
+      "nesting deeper than 64: ManifestParseError, TooDeep only a member of it",
+      "manifest.refusals",
+      { source: `{"image": "${PIN}", "customizations": ${"[".repeat(70)}${"]".repeat(70)}}` },
+      "ManifestParseError",
+    ),
+  );
   return out;
 }
 

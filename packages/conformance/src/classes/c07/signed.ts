@@ -48,7 +48,55 @@ export function verifyVectors(): Vector[] {
     ["flipped-payload", { ...env, payload: flipBase64Byte(envelope.payload, 40) }, "BadSignature"],
     ["wrong-payload-type", { ...env, payloadType: "application/vnd.in-toto+json" }, "WrongPayloadType"],
   ];
+  // §14.5 the write-back: gpu `true` when required with neither cores nor memory, `"optional"`,
+  // `false`; an environment no ingestion gives (optional with cores) is not normalised.
+  const fixedPoint = (id: string, desc: string, source: string): Vector => {
+    const mm = ingestManifest(source);
+    const ev = signManifest(mm, steward);
+    return okCase(
+      C,
+      `c7-verify-${id}`,
+      desc,
+      "manifest.verify",
+      { envelope: ev as unknown as JsonObject },
+      {
+        address: (manifestOutputOracle("manifest.ingest", { source }) as JsonObject).address ?? null,
+        document: `blake3:${toHex(blake3(Buffer.from(ev.payload, "base64")))}`,
+      },
+    );
+  };
+  const PINNED = `registry.example/team/env@sha256:${HEX}`;
+  const optCores = {
+    ...e,
+    host_requirements: { ...e.host_requirements, gpu: { mode: "optional", cores: 2, memory_bytes: "0" } },
+  };
+  const fixed = [
+    fixedPoint(
+      "gpu-required-bare",
+      "gpu true: required with no cores or memory stated, written back as true, verifies",
+      `{"image": "${PINNED}", "hostRequirements": {"gpu": true}}`,
+    ),
+    fixedPoint(
+      "gpu-optional",
+      'gpu optional, written back as "optional", verifies',
+      `{"image": "${PINNED}", "hostRequirements": {"gpu": "optional", "memory": "1kb"}}`,
+    ),
+    fixedPoint(
+      "value-forms",
+      "variable names with a dash, a dot and a space, a user ending in $: written back and ingested again, verifies",
+      `{"image": "${PINNED}", "containerEnv": {"my-var.x": "1"}, "remoteEnv": {"a b": null}, "remoteUser": "svc$"}`,
+    ),
+    errCase(
+      C,
+      "c7-verify-gpu-optional-cores",
+      'an optional gpu stating cores: no ingestion gives it (written back as "optional", it loses them), BadManifest',
+      "manifest.verify",
+      { envelope: signed({ ...m, environment: optCores, address: addressOf(optCores) }) },
+      "BadManifest",
+    ),
+  ];
   return [
+    ...fixed,
     okCase(
       C,
       "c7-verify-ok",

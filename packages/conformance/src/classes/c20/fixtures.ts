@@ -78,6 +78,8 @@ export interface MintSpec {
   readonly child?: JsonObject;
   readonly entry?: JsonObject;
   readonly signer?: KeyPair;
+  /** Child members to leave out, so the child inherits them from the held grant (§4.1). */
+  readonly omit?: readonly string[];
 }
 
 function eventAddr(e: Json): Digest {
@@ -93,18 +95,17 @@ export function ledger(h: Envelope, policy: Envelope, mints: readonly MintSpec[]
   const children: Envelope[] = [];
   mints.forEach((m, i) => {
     const ev = eventAddr(m.event);
-    const child = sign(
-      childPayload(h, ALICE, BOB, `mint-${i}`, {
-        scope: { resources: ["/fs/work/build/**"] },
-        budget: { uj: "100000", calls: 10 },
-        nbf_ms: m.at_ms,
-        exp_ms: m.at_ms + HOUR,
-        depth: 0,
-        mint: { policy: pAddr, event: ev },
-        ...m.child,
-      }),
-      ALICE,
-    );
+    const stated = childPayload(h, ALICE, BOB, `mint-${i}`, {
+      scope: { resources: ["/fs/work/build/**"] },
+      budget: { uj: "100000", calls: 10 },
+      nbf_ms: m.at_ms,
+      exp_ms: m.at_ms + HOUR,
+      depth: 0,
+      mint: { policy: pAddr, event: ev },
+      ...m.child,
+    });
+    const omit = new Set(m.omit ?? []);
+    const child = sign(Object.fromEntries(Object.entries(stated).filter(([k]) => !omit.has(k))), ALICE);
     const cp = payloadOf(child) as { budget?: { uj?: string } };
     const entry = {
       policy: pAddr,

@@ -1,7 +1,15 @@
 // C20: standing grants (jcp §4.6). A valid ledger under a policy signed by the held grant's issuer,
 // then ledgers and policies broken one way at a time, each with the code the generator states.
-import { payloadOf, signPayload, type Envelope, type Json, type JsonObject } from "@sbx/wire";
-import { MINT_PAYLOAD_TYPE } from "@sbx/jcp-grant/standing";
+import {
+  addressOf,
+  chainGenesis,
+  payloadOf,
+  signPayload,
+  type Envelope,
+  type Json,
+  type JsonObject,
+} from "@sbx/wire";
+import { EVENT_PAYLOAD_TYPE, MINT_LEDGER_TAG, MINT_PAYLOAD_TYPE } from "@sbx/jcp-grant/standing";
 import { errCase, flipBase64Byte, okCase } from "../../generate/build.ts";
 import type { ConformanceClass, Vector } from "../../types.ts";
 import { standingVerify } from "./ops.ts";
@@ -352,10 +360,125 @@ function unlimitedCalls(): Vector[] {
   ];
 }
 
+/**
+ * jcp §4.6 readings the earlier text left open: the template's form (exactly its members, `calls`
+ * the only optional one, `depth` 0–15); the child compared with the template by its effective
+ * values (an inherited `nbf_ms` or depth counts); a mint entry at most 4096 payload bytes
+ * (`BadMintEntry`, before its signature); a signed event at most 16384 (`OversizeInput`, before
+ * its signature); a value with `payloadType` and `signatures` opened as an envelope.
+ */
+function forms(): Vector[] {
+  const h = held();
+  const base = policyPayload(h);
+  const tpl = base.template as JsonObject;
+  const P = (template: JsonObject) => signPolicy({ ...base, template });
+  const no = (id: string, desc: string, c: Case, code: string) =>
+    errCase(C, `c20-${id}`, desc, "standing.verify", input(c), code);
+  const brokenSig = (e: Envelope): Envelope => ({
+    ...e,
+    signatures: [{ keyid: e.signatures[0]!.keyid, sig: flipBase64Byte(e.signatures[0]!.sig, 5) }],
+  });
+  const big = (n: number) => signedEvent(event(0, { pad: "x".repeat(n) }), SOURCE) as unknown as Json;
+  const p0 = signPolicy(base);
+  const emptyOut = {
+    policy: addressOf(payloadOf(p0)),
+    head: chainGenesis(MINT_LEDGER_TAG, [addressOf(payloadOf(p0))]),
+    length: 0,
+    total_uj: "0",
+    children: [],
+  };
+  const within = input({ policy: p0, mints: [], events: [big(12_000)] });
+  const early = T0 - HOUR;
+  const inherits = input({
+    policy: p0,
+    mints: [{ event: event(0, { at_ms: early }), at_ms: early, omit: ["nbf_ms"] }],
+  });
+  return [
+    no(
+      "template-extra-member",
+      "a template stating wall_ms: BadPolicy (its members are exactly holder … depth, calls optional)",
+      { policy: P({ ...tpl, wall_ms: 5 }), mints: [] },
+      "BadPolicy",
+    ),
+    no(
+      "template-depth-16",
+      "a template of depth 16: BadPolicy (depth 0–15, as a grant's)",
+      { policy: P({ ...tpl, depth: 16 }), mints: [] },
+      "BadPolicy",
+    ),
+    okCase(
+      C,
+      "c20-child-nbf-inherited",
+      "a child minted at the held grant's nbf_ms that leaves nbf_ms out: its effective nbf_ms is at_ms, admitted",
+      "standing.verify",
+      inherits,
+      standingVerify(inherits) as Json,
+    ),
+    no(
+      "child-depth-inherited",
+      "a child stating no depth has the held grant's depth less one (3): above the template's 0",
+      { mints: [{ event: event(0), at_ms: T0, omit: ["depth"] }] },
+      "TemplateExceeded",
+    ),
+    no(
+      "entry-seq-zero",
+      "the first entry numbered 0: of the right form (an integer ≥ 0), out of place: BrokenMintLedger",
+      {
+        mints: spaced(1),
+        entries: (es) => [
+          signPayload(MINT_PAYLOAD_TYPE, { ...(payloadOf(es[0]!) as JsonObject), seq: 0 }, ALICE),
+        ],
+      },
+      "BrokenMintLedger",
+    ),
+    no(
+      "entry-oversize-bad-signature",
+      "an entry over 4096 payload bytes with a broken signature: BadMintEntry, the size before the signature",
+      {
+        mints: spaced(1),
+        entries: (es) => [
+          brokenSig(
+            signPayload(
+              MINT_PAYLOAD_TYPE,
+              { ...(payloadOf(es[0]!) as JsonObject), pad: "x".repeat(4200) },
+              ALICE,
+            ),
+          ),
+        ],
+      },
+      "BadMintEntry",
+    ),
+    okCase(
+      C,
+      "c20-event-within-limit",
+      "a signed event of 12,000 payload bytes, cited by no entry: opened (an event is at most 16384 bytes)",
+      "standing.verify",
+      within,
+      emptyOut,
+    ),
+    no(
+      "event-oversize",
+      "a signed event over 16384 payload bytes: OversizeInput, before its signature",
+      { policy: p0, mints: [], events: [brokenSig(big(17_000) as unknown as Envelope) as unknown as Json] },
+      "OversizeInput",
+    ),
+    no(
+      "event-envelope-malformed",
+      "an event with payloadType and signatures is an envelope: a payload not base64 is BadEnvelope, not a bare BadEvent",
+      {
+        policy: p0,
+        mints: [],
+        events: [{ payloadType: EVENT_PAYLOAD_TYPE, payload: "!!", signatures: [] }],
+      },
+      "BadEnvelope",
+    ),
+  ];
+}
+
 export const klass: ConformanceClass = {
   id: C,
   title: "standing grants",
   file: "standing.json",
   ops: { "standing.verify": standingVerify },
-  generate: () => [...valid(), ...broken(), ...unlimitedCalls()],
+  generate: () => [...valid(), ...broken(), ...unlimitedCalls(), ...forms()],
 };
