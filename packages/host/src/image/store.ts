@@ -33,7 +33,7 @@ export interface ImageRef {
   readonly tag: string;
 }
 
-/** parseRef splits `name[:tag]` (a `@sha256:` suffix is not part of a name); RangeError otherwise. */
+/** parseRef splits `name[:tag]` (a `@sha256:` suffix is not part of a name); `ImageInvalid` otherwise. */
 export function parseRef(ref: string): ImageRef {
   const bare = ref.replace(/@sha256:[0-9a-f]{64}$/, "");
   const slash = bare.lastIndexOf("/");
@@ -41,7 +41,10 @@ export function parseRef(ref: string): ImageRef {
   const name = colon > slash ? bare.slice(0, colon) : bare;
   const tag = colon > slash ? bare.slice(colon + 1) : "latest";
   if (!REF.test(`${name}:${tag}`) || name.includes("${") || name.endsWith("/"))
-    throw new RangeError(`image reference ${JSON.stringify(ref)} is not name[:tag]`);
+    throw new HostError(
+      "ImageInvalid",
+      `image reference ${JSON.stringify(ref.length > 80 ? `${ref.slice(0, 80)}…` : ref)} is not name[:tag] (lower case, at most 255 characters)`,
+    );
   return { name, tag };
 }
 

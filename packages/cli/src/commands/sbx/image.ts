@@ -19,6 +19,7 @@ import {
   parseRef,
   verifyRootfs,
   type ImageStore,
+  type UnpackStats,
 } from "@sbx/host/image";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { MAX_JSON_BYTES, readInput, writeOutput } from "../../files.ts";
@@ -57,17 +58,17 @@ exit: 0 imported, 1 refused (digest mismatch, malformed image, a refused layer),
     } catch {
       throw new UsageError(`cannot read ${input}`);
     }
-    if (values.name !== undefined)
-      try {
-        parseRef(values.name);
-      } catch {
-        throw new UsageError("--name must be NAME[:TAG]");
-      }
+    // A name that is not NAME[:TAG] is ImageInvalid (exit 1), before the store is opened.
+    if (values.name !== undefined) parseRef(values.name);
     const store = openImages(values.images, true);
-    const got = importImage(store, input, values.name);
+    // Every image is unpacked (and so every layer checked) before any is named.
+    const unpacked = new Map<string, UnpackStats | null>();
+    const got = importImage(store, input, values.name, {
+      verify: (hex) => void unpacked.set(hex, ensureRootfs(store, hex).unpacked),
+    });
     const rows = got.map((i) => {
       const reference = `${i.name}@sha256:${i.hex}`;
-      const u = ensureRootfs(store, i.hex).unpacked;
+      const u = unpacked.get(i.hex) ?? null;
       const skipped = u?.skipped ?? [];
       if (skipped.length > 0)
         io.err(
