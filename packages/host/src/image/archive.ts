@@ -110,7 +110,7 @@ interface Pending {
 
 /** The tar reader proper: fed bytes in order, it calls onEntry and the sinks as blocks complete. */
 class TarReader {
-  private buf = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
   /** Bytes of tar stream seen (uncompressed). */
   total = 0;
   private state: "header" | "data" | "meta" | "end1" | "end" = "header";

@@ -272,7 +272,7 @@ export function importImage(
   store: ImageStore,
   path: string,
   name?: string,
-  opts: { verify?: (hex: string) => void; limits?: ImageLimits } = {},
+  opts: { verify?: (hex: string) => void; limits?: ImageLimits | undefined } = {},
 ): StoredImage[] {
   const ref = name === undefined ? null : { ref: parseRef(name), tagged: hasTag(name) };
   const pending = ((): Pending[] => {
