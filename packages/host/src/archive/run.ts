@@ -147,20 +147,23 @@ export function openRunArchive(input: Uint8Array | ReadInto, hosts?: readonly st
     plain: new Map<Digest, Uint8Array>(),
     signed: new Map<Digest, Envelope>(),
   };
-  let first = true;
+  const st = { first: true };
   const onHeader = (name: string, size: number): void => {
-    if (first && (name !== RUN_ARCHIVE_FORMAT || size !== 0))
+    if (st.first && (name !== RUN_ARCHIVE_FORMAT || size !== 0))
       throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
-    if (!first) memberName(name);
+    if (!st.first) memberName(name);
   };
   const onMember = (m: ArchiveMember): void => {
-    if (first) first = false;
+    if (st.first) st.first = false;
     else sortMember(o, m);
   };
   if (input instanceof Uint8Array)
-    for (const m of readArchive(input, ARCHIVE_LIMITS)) (onHeader(m.name, m.data.length), onMember(m));
+    for (const m of readArchive(input, ARCHIVE_LIMITS)) {
+      onHeader(m.name, m.data.length);
+      onMember(m);
+    }
   else readArchiveStream(input, ARCHIVE_LIMITS, onMember, onHeader);
-  if (first) throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
+  if (st.first) throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
   if (o.record === null) throw new HostError("ArchiveIncomplete", "the archive holds no record");
   const [id, record] = o.record;
   const run = verifyRun(

@@ -298,13 +298,13 @@ export function walkTar(
       bad(what, "is zstd-compressed, which this host does not read (§14.9.1: tar or tar+gzip)");
     const gzip = n >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
     const gz = gzip ? new Gunzip({}) : null;
-    const state: { err: unknown } = { err: null };
+    const state: { err: Error | null } = { err: null };
     gz?.on("data", (c: Buffer) => {
       if (state.err === null)
         try {
           reader.push(c);
         } catch (err) {
-          state.err = err;
+          state.err = err instanceof Error ? err : new Error(String(err));
         }
     });
     gz?.on(
