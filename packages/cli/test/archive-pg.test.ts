@@ -114,11 +114,20 @@ test("a record held as a prefix is continued in one transaction; one that diverg
     } finally {
       await other.close();
     }
+    // Decided against what the database holds before anything is written: no object, no envelope.
+    const count = async (t: string) =>
+      ((await sql(db.url, `SELECT count(*)::int AS n FROM ${t}`)).rows[0] as { n: number }).n;
+    const before = { objects: await count("sbx_objects"), signed: await count("sbx_signed") };
     await assert.rejects(
       importIntoShared(db.url, readFileSync(archive), [HOST]),
       (e: unknown) => isSandboxAttestError(e) && e.code === "RecordExists",
     );
     assert.equal((await seen()).rows, 1, "nothing was written on the diverged record");
+    assert.deepEqual(
+      { objects: await count("sbx_objects"), signed: await count("sbx_signed") },
+      before,
+      "objects were written",
+    );
   } finally {
     await s.close();
   }

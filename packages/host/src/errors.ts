@@ -55,6 +55,7 @@ export type HostErrorCode =
   | "LogBroken"
   // §14.9 images: the store, import, layers unpacked into a rootfs, and the checks a run or resume makes
   | "ImageInvalid"
+  | "ImageTooLarge"
   | "ImageUnnamed"
   | "ImageNotInStore"
   | "ImageDigestMismatch"

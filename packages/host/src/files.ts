@@ -91,6 +91,29 @@ function readBounded(fd: number, path: string, what: string, max: number): Buffe
 }
 
 /**
+ * openInput opens a file of at most `max` bytes for the caller to read in order (and close), with
+ * readInput's refusals (`Unreadable`, `NotAFile`, `OversizeInput`), checked before anything is read;
+ * a pipe has no size, so its reader bounds what it reads.
+ */
+export function openInput(path: string, what: string, max: number): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY);
+  } catch (e) {
+    throw unreadable(e, path, what);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw notAFile(path, what);
+    if (st.isFile() && st.size > max) throw oversize(path, what, st.size, max);
+    return fd;
+  } catch (e) {
+    closeSync(fd);
+    throw e instanceof HostError ? e : unreadable(e, path, what);
+  }
+}
+
+/**
  * readInput reads a file of at most `max` bytes. Refuses, as HostError (its path in the detail): a path that cannot be
  * opened or read (`Unreadable`), a directory (`NotAFile`), a larger file (`OversizeInput`, before
  * reading it). `what` names the file in the message ("chain file", "key file", …).

@@ -9,6 +9,8 @@
 // Each interval's journal, kept as the nodes of its tree (§13.7.3), goes along as objects and is
 // verified on import (journals.ts).
 import {
+  assertEnvelopeShape,
+  bytesEqual,
   canonicalBytes,
   digestBytes,
   envelopeAddress,
@@ -25,7 +27,7 @@ import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
 import { HostError } from "../errors.ts";
 import type { FileStore } from "../store/filestore.ts";
 import { storeObjects } from "../store/verifyfiles.ts";
-import { readArchive, writeArchive, type ArchiveMember } from "./tar.ts";
+import { readArchiveStream, readArchive, writeArchive, type ArchiveMember, type ReadInto } from "./tar.ts";
 import { unitCitesOf } from "../durable/cited.ts";
 import { journalNodesOf } from "./journals.ts";
 
@@ -89,11 +91,9 @@ export interface OpenedArchive {
 
 const NAME = /^(record|objects|signed)\/([0-9a-f]{64})(\.runrecord|\.json)?$/;
 
-function sortMember(
-  o: { record: [Digest, Uint8Array] | null; plain: Map<Digest, Uint8Array>; signed: Map<Digest, Envelope> },
-  m: ArchiveMember,
-): void {
-  const x = NAME.exec(m.name);
+/** memberName splits a member's name into its kind and address: `UnexpectedMember` for any other name. */
+function memberName(name: string): { kind: string; address: Digest } {
+  const x = NAME.exec(name);
   const kind = x?.[1];
   const suffix = x?.[3] ?? "";
   if (
@@ -101,8 +101,15 @@ function sortMember(
     (kind === "record") !== (suffix === ".runrecord") ||
     (kind === "signed") !== (suffix === ".json")
   )
-    throw new HostError("UnexpectedMember", `member ${m.name} is not part of a run archive`);
-  const address = formatDigest(fromHex(x[2]!));
+    throw new HostError("UnexpectedMember", `member ${name} is not part of a run archive`);
+  return { kind: kind!, address: formatDigest(fromHex(x[2]!)) };
+}
+
+function sortMember(
+  o: { record: [Digest, Uint8Array] | null; plain: Map<Digest, Uint8Array>; signed: Map<Digest, Envelope> },
+  m: ArchiveMember,
+): void {
+  const { kind, address } = memberName(m.name);
   if (kind === "record") {
     if (o.record !== null) throw new HostError("UnexpectedMember", "more than one record");
     o.record = [address, m.data];
@@ -111,7 +118,9 @@ function sortMember(
       throw new SandboxAttestError("ObjectMismatch", `member ${m.name} does not hash to its name`);
     o.plain.set(address, m.data);
   } else {
-    const env = parseCanonical(m.data) as unknown as Envelope;
+    // A member that is not an envelope (JSON null, a list, extra members) is `BadEnvelope`.
+    const env: unknown = parseCanonical(m.data);
+    assertEnvelopeShape(env);
     if (envelopeAddress(env) !== address)
       throw new SandboxAttestError(
         "ObjectMismatch",
@@ -124,20 +133,37 @@ function sortMember(
 /**
  * openRunArchive verifies an archive completely, writing nothing: its container (`BadArchive`,
  * `DuplicateMember`), its members (`UnexpectedMember`: a name that is not the format, one record,
- * an object or a signed object; `ObjectMismatch`: content that is not its name's address), the run
- * (verifyRun: every §13/§7 code, `HostMismatch` for a signer outside `hosts`), that every object the
- * run references is held (`ArchiveIncomplete`) and every member is referenced (`UnexpectedMember`).
+ * an object or a signed object, refused from its header before its content is read; `BadEnvelope`:
+ * a signed member that is not an envelope; `ObjectMismatch`: content that is not its name's
+ * address), the run (verifyRun: every §13/§7 code, `HostMismatch` for a signer outside `hosts`),
+ * that every object the run references is held (`ArchiveIncomplete`) and every member is referenced
+ * as what it is (`UnexpectedMember`: a plain object the run does not cite as plain, a signed one it
+ * does not cite as signed). `input` is the archive's bytes, or a reader of them: read member by
+ * member, so a bad member is refused without reading what follows it.
  */
-export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): OpenedArchive {
-  const members = readArchive(bytes, ARCHIVE_LIMITS);
-  if (members[0]?.name !== RUN_ARCHIVE_FORMAT || members[0].data.length !== 0)
-    throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
+export function openRunArchive(input: Uint8Array | ReadInto, hosts?: readonly string[]): OpenedArchive {
   const o = {
     record: null as [Digest, Uint8Array] | null,
     plain: new Map<Digest, Uint8Array>(),
     signed: new Map<Digest, Envelope>(),
   };
-  for (const m of members.slice(1)) sortMember(o, m);
+  const st = { first: true };
+  const onHeader = (name: string, size: number): void => {
+    if (st.first && (name !== RUN_ARCHIVE_FORMAT || size !== 0))
+      throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
+    if (!st.first) memberName(name);
+  };
+  const onMember = (m: ArchiveMember): void => {
+    if (st.first) st.first = false;
+    else sortMember(o, m);
+  };
+  if (input instanceof Uint8Array)
+    for (const m of readArchive(input, ARCHIVE_LIMITS)) {
+      onHeader(m.name, m.data.length);
+      onMember(m);
+    }
+  else readArchiveStream(input, ARCHIVE_LIMITS, onMember, onHeader);
+  if (st.first) throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
   if (o.record === null) throw new HostError("ArchiveIncomplete", "the archive holds no record");
   const [id, record] = o.record;
   const run = verifyRun(
@@ -149,14 +175,20 @@ export function openRunArchive(bytes: Uint8Array, hosts?: readonly string[]): Op
     throw new SandboxAttestError((run.error?.code ?? "BadRecord") as "BadRecord", run.error?.message ?? "");
   if (run.missing.length > 0)
     throw new HostError("ArchiveIncomplete", `the archive lacks ${run.missing.join(", ")}`);
-  // Referenced: every object the run cites, and the unit descriptor named by the record's unit id.
-  const used = new Set<Digest>([...run.objects.plain, ...run.objects.signed, run.record!.unitId]);
+  // Referenced as plain: every plain object the run cites, the unit descriptor named by the record's
+  // unit id, what its labels cite, and the nodes of each interval's journal, walked and verified as
+  // §13.7.3 reads them (journals.ts). As signed: the signed objects the run cites, and nothing else
+  // (so an envelope's payload copied in as a plain object is not referenced).
+  const used = new Set<Digest>([...run.objects.plain, run.record!.unitId]);
   for (const a of unitCitesOf(o.plain.get(run.record!.unitId))) used.add(a);
-  // and the nodes of each interval's journal, walked and verified as §13.7.3 reads them (journals.ts).
   const getPlain = (a: Digest): Uint8Array | null => o.plain.get(a) ?? null;
   for (const a of journalNodesOf(run.record!, (x) => o.signed.get(x) ?? null, getPlain).keys()) used.add(a);
-  for (const a of [...o.plain.keys(), ...o.signed.keys()])
+  const usedSigned = new Set<Digest>(run.objects.signed);
+  for (const a of o.plain.keys())
     if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
+  for (const a of o.signed.keys())
+    if (!usedSigned.has(a))
+      throw new HostError("UnexpectedMember", `signed object ${a} is not referenced by the run`);
   return { id, record, run, plain: o.plain, signed: o.signed };
 }
 
@@ -172,16 +204,28 @@ export interface ImportResult {
 }
 
 /**
- * importRunArchive verifies `bytes` (openRunArchive, nothing written before it passes), then stores
- * every object durably and publishes the record last, atomically. A store holding a record of the
- * same id with other bytes refuses it (`RecordExists`); the same bytes are already imported.
+ * importRunArchive verifies `input` (openRunArchive, nothing written before it passes), then
+ * imports it (importOpenedArchive). `store` may be a function that opens it: it is called only once
+ * the archive has verified, so a refused import never creates a store.
  */
 export async function importRunArchive(
-  store: FileStore,
-  bytes: Uint8Array,
+  store: FileStore | (() => FileStore),
+  input: Uint8Array | ReadInto,
   hosts?: readonly string[],
 ): Promise<ImportResult> {
-  const a = openRunArchive(bytes, hosts);
+  const a = openRunArchive(input, hosts);
+  return importOpenedArchive(typeof store === "function" ? store() : store, a);
+}
+
+/**
+ * importOpenedArchive stores a verified archive's objects durably and publishes the record last,
+ * atomically. A store holding a record of the same id with other bytes refuses it (`RecordExists`),
+ * checked before anything is written; the same bytes are already imported.
+ */
+export async function importOpenedArchive(store: FileStore, a: OpenedArchive): Promise<ImportResult> {
+  const held = await store.readRecordBytes(a.id);
+  if (held !== null && !bytesEqual(held, a.record))
+    throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
   for (const b of a.plain.values()) store.putObjectSync(b, true);
   store.syncPending();
   for (const env of a.signed.values()) await store.putSigned(env);

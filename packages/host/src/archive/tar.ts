@@ -82,6 +82,70 @@ function readSize(h: Uint8Array): number {
 export interface ArchiveLimits {
   readonly maxMembers: number;
   readonly maxMemberBytes: number;
+  /** The most bytes read in all (a pipe has no size to check first). */
+  readonly maxBytes?: number;
+}
+
+/** Fills `buf` from the input in order; returns the bytes read (0 at the end). */
+export type ReadInto = (buf: Uint8Array) => number;
+
+/** readFull reads exactly `n` bytes (fewer only at the end of the input). */
+function readFull(read: ReadInto, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let got = 0;
+  while (got < n) {
+    const k = read(out.subarray(got));
+    if (k === 0) break;
+    got += k;
+  }
+  return got === n ? out : out.subarray(0, got);
+}
+
+/**
+ * readArchiveStream reads an archive written by writeArchive from `read`, member by member: each
+ * header is checked before its content is read, and `onHeader` (when given) sees each name and size
+ * then, so a caller refuses a member it does not admit without reading it; `onMember` gets each
+ * member whole, in order, before the next header is read. Refuses as readArchive.
+ */
+export function readArchiveStream(
+  read: ReadInto,
+  limits: ArchiveLimits,
+  onMember: (m: ArchiveMember) => void,
+  onHeader?: (name: string, size: number) => void,
+): void {
+  const seen = new Set<string>();
+  let total = 0;
+  const take = (n: number): Uint8Array => {
+    if (limits.maxBytes !== undefined && total + n > limits.maxBytes)
+      bad(`the archive is over ${limits.maxBytes} bytes`);
+    const b = readFull(read, n);
+    total += b.length;
+    return b;
+  };
+  for (let members = 0; ; members++) {
+    const h = take(BLOCK);
+    if (h.length < BLOCK)
+      bad(h.length === 0 && members === 0 ? "an empty archive" : "no end-of-archive blocks");
+    if (allZero(h, 0, BLOCK)) break;
+    const name = readName(h);
+    const size = readSize(h);
+    if (size > limits.maxMemberBytes) bad(`member ${name} is ${size} bytes, over ${limits.maxMemberBytes}`);
+    if (!/^[\x21-\x7e]{1,99}$/.test(name)) bad("a member name is not printable ASCII");
+    const want = header(name, size);
+    for (let i = 0; i < BLOCK; i++)
+      if (h[i] !== want[i]) bad(`member ${name}: header byte ${i} is not canonical`);
+    if (seen.has(name)) throw new HostError("DuplicateMember", `member ${name} appears twice`);
+    seen.add(name);
+    if (members >= limits.maxMembers) bad(`more than ${limits.maxMembers} members`);
+    onHeader?.(name, size);
+    const body = take(padded(size));
+    if (body.length < padded(size)) bad(`member ${name} runs past the archive`);
+    if (!allZero(body, size, body.length)) bad(`member ${name}: padding is not zero`);
+    onMember({ name, data: body.subarray(0, size) });
+  }
+  const end = take(BLOCK);
+  if (end.length < BLOCK || !allZero(end, 0, BLOCK)) bad("no second end-of-archive block");
+  if (take(1).length !== 0) bad("bytes after the end-of-archive blocks");
 }
 
 /**
@@ -92,28 +156,13 @@ export interface ArchiveLimits {
 export function readArchive(b: Uint8Array, limits: ArchiveLimits): ArchiveMember[] {
   if (b.length % BLOCK !== 0 || b.length < 2 * BLOCK) bad("not a whole number of 512-byte blocks");
   const out: ArchiveMember[] = [];
-  const seen = new Set<string>();
   let at = 0;
-  for (;;) {
-    if (at + BLOCK > b.length) bad("no end-of-archive blocks");
-    const h = b.subarray(at, at + BLOCK);
-    if (allZero(h, 0, BLOCK)) break;
-    const name = readName(h);
-    const size = readSize(h);
-    if (size > limits.maxMemberBytes) bad(`member ${name} is ${size} bytes, over ${limits.maxMemberBytes}`);
-    if (!/^[\x21-\x7e]{1,99}$/.test(name)) bad("a member name is not printable ASCII");
-    const want = header(name, size);
-    for (let i = 0; i < BLOCK; i++)
-      if (h[i] !== want[i]) bad(`member ${name}: header byte ${i} is not canonical`);
-    const end = at + BLOCK + size;
-    if (padded(end) > b.length - 2 * BLOCK) bad(`member ${name} runs past the archive`);
-    if (!allZero(b, end, padded(end))) bad(`member ${name}: padding is not zero`);
-    if (seen.has(name)) throw new HostError("DuplicateMember", `member ${name} appears twice`);
-    seen.add(name);
-    if (out.length >= limits.maxMembers) bad(`more than ${limits.maxMembers} members`);
-    out.push({ name, data: b.subarray(at + BLOCK, end) });
-    at = padded(end);
-  }
-  if (b.length !== at + 2 * BLOCK || !allZero(b, at, b.length)) bad("bytes after the end-of-archive blocks");
+  const read: ReadInto = (buf) => {
+    const n = Math.min(buf.length, b.length - at);
+    buf.set(b.subarray(at, at + n));
+    at += n;
+    return n;
+  };
+  readArchiveStream(read, limits, (m) => out.push(m));
   return out;
 }

@@ -20,6 +20,7 @@ import { HostError } from "../errors.ts";
 import { walkTar } from "./archive.ts";
 import {
   hostPlatform,
+  IMAGE_LIMITS,
   isIndex,
   isManifest,
   MAX_JSON_BLOB,
@@ -28,6 +29,7 @@ import {
   parseJsonBlob,
   parseManifest,
   type Descriptor,
+  type ImageLimits,
 } from "./oci.ts";
 import { parseRef, sha256File, type ImageRef, type ImageStore, type StoredImage } from "./store.ts";
 
@@ -57,29 +59,37 @@ function cleanName(name: string): string | null {
   return parts.some((p) => p === "..") || parts.length === 0 ? null : parts.join("/");
 }
 
-/** stageArchive copies each regular file of a tar into `dir` (by number) and returns the source. */
-function stageArchive(archive: string, dir: string): Source {
+/**
+ * stageArchive copies each regular file of a tar into `dir` (by number) and returns the source; the
+ * archive's tar stream is bounded by `maxBytes` (`ImageTooLarge`, stopped there).
+ */
+function stageArchive(archive: string, dir: string, maxBytes: number): Source {
   const files = new Map<string, string>();
   const links = new Map<string, string>();
   let n = 0;
-  walkTar(archive, "image archive", (e) => {
-    const name = cleanName(e.path);
-    if (name === null) return null;
-    if (e.type === "SymbolicLink" || e.type === "Link") {
-      const target = e.type === "Link" ? e.linkpath : posix.join(posix.dirname(name), e.linkpath);
-      const t = cleanName(target);
-      if (t !== null) links.set(name, t);
-      return null;
-    }
-    if (e.type !== "File" && e.type !== "OldFile" && e.type !== "ContiguousFile") return null;
-    const path = join(dir, String(n++));
-    const fd = openSync(path, "wx", 0o600);
-    files.set(name, path);
-    return {
-      data: (c) => writeSync(fd, c),
-      end: () => closeSync(fd),
-    };
-  });
+  walkTar(
+    archive,
+    "image archive",
+    (e) => {
+      const name = cleanName(e.path);
+      if (name === null) return null;
+      if (e.type === "SymbolicLink" || e.type === "Link") {
+        const target = e.type === "Link" ? e.linkpath : posix.join(posix.dirname(name), e.linkpath);
+        const t = cleanName(target);
+        if (t !== null) links.set(name, t);
+        return null;
+      }
+      if (e.type !== "File" && e.type !== "OldFile" && e.type !== "ContiguousFile") return null;
+      const path = join(dir, String(n++));
+      const fd = openSync(path, "wx", 0o600);
+      files.set(name, path);
+      return {
+        data: (c) => writeSync(fd, c),
+        end: () => closeSync(fd),
+      };
+    },
+    { maxBytes },
+  );
   for (const [name, target] of links) {
     const f = files.get(target);
     if (f !== undefined && !files.has(name)) files.set(name, f);
@@ -109,20 +119,25 @@ function importManifest(store: ImageStore, src: Source, m: Descriptor): void {
   for (const l of manifest.layers) copyBlob(store, src, l);
 }
 
-// An index entry that is itself an index (multi-platform): the manifest for this host's platform.
+// §14.9.1 Whether an index entry is for this host: it names this host's platform, or none.
+function forHost(d: Descriptor): boolean {
+  const want = hostPlatform();
+  return d.platform === null || (d.platform.os === want.os && d.platform.architecture === want.architecture);
+}
+
+function noPlatform(what: string): HostError {
+  const want = hostPlatform();
+  return new HostError("ImageInvalid", `${what} has no image for ${want.os}/${want.architecture}`);
+}
+
+// An index entry that is itself an index (multi-platform): the manifest for this host's platform;
+// an entry that names no platform is taken only when it is the only one for the host.
 function platformManifest(store: ImageStore, src: Source, d: Descriptor): Descriptor {
   copyBlob(store, src, d);
   const list = parseIndex(store.readBlob(d.hex, MAX_JSON_BLOB), "nested image index");
-  const want = hostPlatform();
-  const m =
-    list.find(
-      (x) => isManifest(x) && x.platform?.os === want.os && x.platform.architecture === want.architecture,
-    ) ?? (list.length === 1 ? list[0] : undefined);
-  if (m === undefined || !isManifest(m))
-    throw new HostError(
-      "ImageInvalid",
-      `the image index has no manifest for ${want.os}/${want.architecture}`,
-    );
+  const mine = list.filter((x) => isManifest(x) && forHost(x));
+  const m = mine.find((x) => x.platform !== null) ?? (mine.length === 1 ? mine[0] : undefined);
+  if (m === undefined) throw noPlatform("the image index");
   return m;
 }
 
@@ -149,17 +164,25 @@ function nameOf(given: GivenName | null, refName: string | null): ImageRef {
   return parseRef(refName);
 }
 
-function importLayout(store: ImageStore, src: Source, name: GivenName | null): StoredImage[] {
-  const top = parseIndex(readSmall(src, "index.json", "index.json"), "index.json");
-  const out: StoredImage[] = [];
+/** An image copied in and not yet named: its name, manifest digest and size. */
+interface Pending {
+  readonly ref: ImageRef;
+  readonly hex: string;
+  readonly size: number;
+}
+
+// The images of index.json for this host's platform (entries for another platform are left out;
+// none left is `ImageInvalid`).
+function importLayout(store: ImageStore, src: Source, name: GivenName | null): Pending[] {
+  const top = parseIndex(readSmall(src, "index.json", "index.json"), "index.json").filter(forHost);
+  if (top.length === 0) throw noPlatform("index.json");
+  const out: Pending[] = [];
   for (const d of top) {
     const m = isIndex(d) ? platformManifest(store, src, d) : d;
     if (!isManifest(m))
       throw new HostError("ImageInvalid", `index entry of type ${m.mediaType} is not an image`);
     importManifest(store, src, m);
-    const ref = nameOf(name, d.refName ?? m.refName);
-    store.tag(ref, m.hex, m.size);
-    out.push({ ...ref, hex: m.hex });
+    out.push({ ref: nameOf(name, d.refName ?? m.refName), hex: m.hex, size: m.size });
   }
   return out;
 }
@@ -174,7 +197,7 @@ function importDockerImage(
   src: Source,
   item: Json | undefined,
   name: GivenName | null,
-): StoredImage {
+): Pending {
   const o = item !== null && typeof item === "object" && !Array.isArray(item) ? item : null;
   const configPath = typeof o?.Config === "string" ? o.Config : null;
   const layers = strings(o?.Layers);
@@ -212,12 +235,10 @@ function importDockerImage(
   };
   const bytes = Buffer.from(JSON.stringify(manifest));
   const hex = store.putBytes(bytes);
-  const ref = nameOf(name, strings(o?.RepoTags)[0] ?? null);
-  store.tag(ref, hex, bytes.length);
-  return { ...ref, hex };
+  return { ref: nameOf(name, strings(o?.RepoTags)[0] ?? null), hex, size: bytes.length };
 }
 
-function importDockerSave(store: ImageStore, src: Source, name: GivenName | null): StoredImage[] {
+function importDockerSave(store: ImageStore, src: Source, name: GivenName | null): Pending[] {
   const bytes = readSmall(src, "manifest.json", "manifest.json");
   let list: Json;
   try {
@@ -243,25 +264,37 @@ function hasTag(name: string): boolean {
  * image where the input does not (or overrides it; a `name` without a tag takes the bare tag an OCI
  * index names). Refuses: `ImageUnnamed` (no name, or only a tag: the flag to give is named),
  * `ImageInvalid` (not one of the three forms, a malformed index, manifest or config, a missing blob), `ImageDigestMismatch` (a
- * blob whose bytes do not hash to its digest). Nothing is named before all its blobs are in.
+ * blob whose bytes do not hash to its digest), `ImageTooLarge` (an archive's tar stream over
+ * `limits.maxStagedBytes`). No image is named before every image of the input is in and has passed
+ * `verify` (given the manifest hex; the CLI unpacks the rootfs there): a refusal names none.
  */
-export function importImage(store: ImageStore, path: string, name?: string): StoredImage[] {
+export function importImage(
+  store: ImageStore,
+  path: string,
+  name?: string,
+  opts: { verify?: (hex: string) => void; limits?: ImageLimits | undefined } = {},
+): StoredImage[] {
   const ref = name === undefined ? null : { ref: parseRef(name), tagged: hasTag(name) };
-  if (statSync(path).isDirectory()) {
-    const src = dirSource(path);
-    if (src.file("oci-layout") === null)
-      throw new HostError("ImageInvalid", `${path} is not an OCI image layout`);
-    return importLayout(store, src, ref);
-  }
-  const staging = store.tmpPath("import");
-  mkdirSync(staging, { mode: 0o700 });
-  try {
-    const src = stageArchive(path, staging);
-    if (src.file("oci-layout") !== null && src.file("index.json") !== null)
+  const pending = ((): Pending[] => {
+    if (statSync(path).isDirectory()) {
+      const src = dirSource(path);
+      if (src.file("oci-layout") === null)
+        throw new HostError("ImageInvalid", `${path} is not an OCI image layout`);
       return importLayout(store, src, ref);
-    if (src.file("manifest.json") !== null) return importDockerSave(store, src, ref);
-    throw new HostError("ImageInvalid", `${path} is neither an OCI archive nor a docker-save archive`);
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
-  }
+    }
+    const staging = store.tmpPath("import");
+    mkdirSync(staging, { mode: 0o700 });
+    try {
+      const src = stageArchive(path, staging, (opts.limits ?? IMAGE_LIMITS).maxStagedBytes);
+      if (src.file("oci-layout") !== null && src.file("index.json") !== null)
+        return importLayout(store, src, ref);
+      if (src.file("manifest.json") !== null) return importDockerSave(store, src, ref);
+      throw new HostError("ImageInvalid", `${path} is neither an OCI archive nor a docker-save archive`);
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  })();
+  for (const p of pending) opts.verify?.(p.hex);
+  for (const p of pending) store.tag(p.ref, p.hex, p.size);
+  return pending.map((p) => ({ ...p.ref, hex: p.hex }));
 }

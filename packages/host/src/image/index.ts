@@ -22,5 +22,5 @@ export { checkPinnedImage } from "./resume.ts";
 export type { PinnedImageCheck } from "./resume.ts";
 export { walkTar } from "./archive.ts";
 export type { TarEntry, EntrySink } from "./archive.ts";
-export { parseManifest, parseConfig, parseIndex, MEDIA } from "./oci.ts";
-export type { Descriptor, ImageManifest, ImageConfig } from "./oci.ts";
+export { parseManifest, parseConfig, parseIndex, MEDIA, IMAGE_LIMITS } from "./oci.ts";
+export type { Descriptor, ImageManifest, ImageConfig, ImageLimits } from "./oci.ts";

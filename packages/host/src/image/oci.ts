@@ -8,6 +8,23 @@ import { HostError } from "../errors.ts";
 /** Largest index, manifest or config blob read: 4 MiB. */
 export const MAX_JSON_BLOB = 4 << 20;
 
+/**
+ * §14.9.1 The size bounds of an import and an unpack, in bytes of tar stream after inflating (a
+ * gzip bomb stops at the bound, never later): one layer, one image (its layers together), and what
+ * an archive import stages in the store's `tmp/` (the archive's tar stream). `ImageTooLarge` past one.
+ */
+export interface ImageLimits {
+  readonly maxLayerBytes: number;
+  readonly maxImageBytes: number;
+  readonly maxStagedBytes: number;
+}
+
+export const IMAGE_LIMITS: ImageLimits = {
+  maxLayerBytes: 8 * 1024 ** 3,
+  maxImageBytes: 16 * 1024 ** 3,
+  maxStagedBytes: 16 * 1024 ** 3,
+};
+
 export const MEDIA = {
   index: "application/vnd.oci.image.index.v1+json",
   manifest: "application/vnd.oci.image.manifest.v1+json",

@@ -23,7 +23,15 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
-import { MAX_JSON_BLOB, parseConfig, parseManifest, type ImageConfig, type ImageManifest } from "./oci.ts";
+import {
+  IMAGE_LIMITS,
+  MAX_JSON_BLOB,
+  parseConfig,
+  parseManifest,
+  type ImageConfig,
+  type ImageLimits,
+  type ImageManifest,
+} from "./oci.ts";
 import { sha256File, type ImageStore } from "./store.ts";
 import { unpackLayers, type UnpackStats } from "./unpack.ts";
 import { indexHolds, parseStatIndex, takeIndex, type StatIndex } from "./statindex.ts";
@@ -133,7 +141,7 @@ export function verifyRootfs(
  * unpacking it when there is none or the cached one fails its check. Refuses as unpackLayers does,
  * and `ImageNotInStore`/`ImageDigestMismatch` for the manifest and config.
  */
-export function ensureRootfs(store: ImageStore, hex: string): Rootfs {
+export function ensureRootfs(store: ImageStore, hex: string, limits: ImageLimits = IMAGE_LIMITS): Rootfs {
   const { manifest, config } = imageParts(store, hex);
   const dir = join(store.dir, "rootfs", hex);
   try {
@@ -148,7 +156,7 @@ export function ensureRootfs(store: ImageStore, hex: string): Rootfs {
   mkdirSync(tmp, { mode: 0o700 });
   let stats: UnpackStats;
   try {
-    stats = unpackLayers(store, manifest.layers, tmp, hex);
+    stats = unpackLayers(store, manifest.layers, tmp, hex, limits);
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;

@@ -25,7 +25,11 @@ const HEX = /^[0-9a-f]{64}$/;
 const CHUNK = 1 << 20;
 const LOCK_STALE_MS = 60_000;
 const LOCK_WAIT_MS = 30_000;
-const REF = /^([a-z0-9][a-z0-9._/:-]{0,254}?)(?::([\w][\w.-]{0,127}))?$/;
+// A repository: an optional registry host (with a port), then lower-case path components joined by
+// `.`, `_`, `__` or dashes; a tag: a word character, then up to 127 of [\w.-].
+const COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const NAME = new RegExp(`^(?:[a-z0-9.-]+(?::[0-9]{1,5})?/)?${COMPONENT}(?:/${COMPONENT})*$`);
+const TAG = /^\w[\w.-]{0,127}$/;
 
 /** An image name and tag: `name:tag`, the tag `latest` when none is written. */
 export interface ImageRef {
@@ -33,15 +37,18 @@ export interface ImageRef {
   readonly tag: string;
 }
 
-/** parseRef splits `name[:tag]` (a `@sha256:` suffix is not part of a name); RangeError otherwise. */
+/** parseRef splits `name[:tag]` (a `@sha256:` suffix is not part of a name); `ImageInvalid` otherwise. */
 export function parseRef(ref: string): ImageRef {
   const bare = ref.replace(/@sha256:[0-9a-f]{64}$/, "");
   const slash = bare.lastIndexOf("/");
   const colon = bare.lastIndexOf(":");
   const name = colon > slash ? bare.slice(0, colon) : bare;
   const tag = colon > slash ? bare.slice(colon + 1) : "latest";
-  if (!REF.test(`${name}:${tag}`) || name.includes("${") || name.endsWith("/"))
-    throw new RangeError(`image reference ${JSON.stringify(ref)} is not name[:tag]`);
+  if (name.length > 255 || !NAME.test(name) || !TAG.test(tag))
+    throw new HostError(
+      "ImageInvalid",
+      `image reference ${JSON.stringify(ref.length > 80 ? `${ref.slice(0, 80)}…` : ref)} is not name[:tag] (lower case, at most 255 characters)`,
+    );
   return { name, tag };
 }
 

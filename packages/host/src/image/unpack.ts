@@ -27,8 +27,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { HostError } from "../errors.ts";
-import { walkTar, type EntrySink, type TarEntry } from "./archive.ts";
-import type { Descriptor } from "./oci.ts";
+import { PATH_MAX, walkTar, type EntrySink, type TarEntry } from "./archive.ts";
+import { IMAGE_LIMITS, type Descriptor, type ImageLimits } from "./oci.ts";
 import { sha256File, type ImageStore } from "./store.ts";
 
 /** What an unpack made and changed. */
@@ -131,6 +131,11 @@ class Unpacker {
     const base = parts[parts.length - 1];
     if (base === undefined || base.startsWith(WH)) return null;
     this.stats.entries++;
+    if (Buffer.byteLength(join(this.root, ...parts)) > PATH_MAX)
+      throw new HostError(
+        "ImageInvalid",
+        `${this.layer}: entry ${JSON.stringify(e.path.slice(0, 80))}… is too long a path to unpack`,
+      );
     const path = join(this.parent(parts, e.path, true) ?? this.root, base);
     const old = lstatOrNull(path);
     if (e.type === "Directory") {
@@ -217,15 +222,18 @@ class Unpacker {
  * digest: hashed before anything of it is applied),
  * `LayerAbsolutePath`, `LayerPathEscapes`, `LayerLinkEscapes`, `LayerDeviceNode` (a FIFO, naming the
  * image `image` and the layer), `ImageInvalid`. Character and block devices are skipped and listed.
- * On a refusal `dest` holds a partial tree the caller removes.
+ * `ImageTooLarge`: a layer's tar stream over `limits.maxLayerBytes`, or the layers together over
+ * `limits.maxImageBytes`, stopped there. On a refusal `dest` holds a partial tree the caller removes.
  */
 export function unpackLayers(
   store: ImageStore,
   layers: readonly Descriptor[],
   dest: string,
   image = "",
+  limits: ImageLimits = IMAGE_LIMITS,
 ): UnpackStats {
   const u = new Unpacker(dest);
+  let used = 0;
   for (const l of layers) {
     u.layer = `${image === "" ? "" : `image sha256:${image} `}layer sha256:${l.hex}`;
     const path = store.blobPath(l.hex);
@@ -235,13 +243,21 @@ export function unpackLayers(
     if (got !== l.hex)
       throw new HostError("ImageDigestMismatch", `layer sha256:${l.hex} hashes to sha256:${got}`);
     const whiteouts: TarEntry[] = [];
-    walkTar(path, `layer sha256:${l.hex}`, (e) => {
-      const parts = namePartsOf(e.path);
-      if ((parts[parts.length - 1] ?? "").startsWith(WH)) whiteouts.push(e);
-      return null;
-    });
+    const what = `${image === "" ? "" : `image sha256:${image} `}layer sha256:${l.hex}`;
+    // Bounded by the layer's bound and what the image's bound leaves (§14.9.1).
+    const maxBytes = Math.min(limits.maxLayerBytes, limits.maxImageBytes - used);
+    walkTar(
+      path,
+      what,
+      (e) => {
+        const parts = namePartsOf(e.path);
+        if ((parts[parts.length - 1] ?? "").startsWith(WH)) whiteouts.push(e);
+        return null;
+      },
+      { maxBytes },
+    );
     for (const w of whiteouts) u.whiteout(w);
-    walkTar(path, `layer sha256:${l.hex}`, (e) => u.entry(e));
+    used += walkTar(path, what, (e) => u.entry(e), { maxBytes });
   }
   u.finish();
   return u.stats;

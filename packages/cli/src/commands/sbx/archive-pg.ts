@@ -9,19 +9,28 @@
 // A reader never sees a part of an imported record; a SIGKILL at any step leaves the record absent
 // or whole (objects written before it stay, as a retry would write them again).
 import { bytesEqual } from "@sbx/wire";
-import { openRunArchive, type ImportResult } from "@sbx/host/archive";
+import { openRunArchive, type ImportResult, type ReadInto } from "@sbx/host/archive";
 import { importRecord, PgStore } from "@sbx/host/pg";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 
 /** importIntoShared imports a run archive into the PostgreSQL store at `url` (see the file comment). */
 export async function importIntoShared(
   url: string,
-  bytes: Uint8Array,
+  input: Uint8Array | ReadInto,
   hosts?: readonly string[],
 ): Promise<ImportResult> {
-  const a = openRunArchive(bytes, hosts);
+  const a = openRunArchive(input, hosts);
   const store = await PgStore.open(url);
   try {
+    // Decided against what the database holds before anything is written: a record of this id
+    // that is not a prefix of the archive's (line by line) is RecordExists, nothing stored. (The
+    // transaction of importRecord checks again, for a writer racing this one.)
+    const held = await store.readRecordBytes(a.id);
+    if (
+      held !== null &&
+      !(held.length <= a.record.length && bytesEqual(held, a.record.subarray(0, held.length)))
+    )
+      throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
     for (const b of a.plain.values()) await store.putObject(b);
     for (const env of a.signed.values()) await store.putSigned(env);
     const { created, added } = await importRecord(store, a.record);

@@ -1,9 +1,9 @@
 // `sbx export RUN > run.tar` and `sbx import run.tar`: a run and every object it references in one
 // ustar file (§13.13), verified completely before anything is written to the importing store.
-import { writeSync } from "node:fs";
+import { closeSync, readSync, writeSync } from "node:fs";
 import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
 import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
-import { readInput, writeOutput } from "@sbx/host/files";
+import { openInput, writeOutput } from "@sbx/host/files";
 import { resolveRun } from "@sbx/host/stores";
 import { openRunStore, readableRunStore, runStoreUrl } from "@sbx/host/stores";
 import { importIntoShared } from "./archive-pg.ts";
@@ -65,12 +65,19 @@ exit: 0 imported (or already held), 1 refused (the code names why), 2 usage erro
     });
     if (positionals.length !== 1) throw new UsageError("exactly one ARCHIVE is required");
     const trust = trustOf(values);
-    const bytes = readInput(positionals[0]!, "archive", ARCHIVE_LIMITS.maxBytes);
+    // Read member by member (never whole), and the store opened only once the archive verified.
+    const fd = openInput(positionals[0]!, "archive", ARCHIVE_LIMITS.maxBytes);
+    const read = (buf: Uint8Array): number => readSync(fd, buf, 0, buf.length, null);
     const url = runStoreUrl(values.store);
-    const r =
-      url !== null
-        ? await importIntoShared(url, bytes, trust.keys ?? undefined)
-        : await importRunArchive(openRunStore(values.store, true), bytes, trust.keys ?? undefined);
+    const r = await (async () => {
+      try {
+        return url !== null
+          ? await importIntoShared(url, read, trust.keys ?? undefined)
+          : await importRunArchive(() => openRunStore(values.store, true), read, trust.keys ?? undefined);
+      } finally {
+        closeSync(fd);
+      }
+    })();
     const signers = r.signers;
     if (values.json === true) printJson(io, { ...r, trusted: trust.keys !== null });
     else

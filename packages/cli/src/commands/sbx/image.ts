@@ -1,7 +1,7 @@
 // `sbx image import`, `sbx image list` and `sbx manifest pin` (sandbox-attest §14.9): OCI images into
 // the local content-addressed image store, and a devcontainer.json pinned to what the store holds.
-import { rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import {
   applyEdits,
   findNodeAtLocation,
@@ -19,12 +19,23 @@ import {
   parseRef,
   verifyRootfs,
   type ImageStore,
+  type UnpackStats,
 } from "@sbx/host/image";
 import { EXIT, parseOptions, printJson, UsageError, type Command } from "../../command.ts";
 import { MAX_JSON_BYTES, readInput, writeOutput } from "@sbx/host/files";
 import { imagesDir, openImages } from "../../images.ts";
 
 const IMAGES_HELP = `  --images DIR   the image store (default: images/ in the run store: --store, SBX_STORE, XDG)`;
+
+/** firstMissing is the topmost folder on the way to `dir` that does not exist yet (null: `dir` exists). */
+function firstMissing(dir: string): string | null {
+  let missing: string | null = null;
+  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
+    missing = d;
+    if (dirname(d) === d) break;
+  }
+  return missing;
+}
 
 const importCmd: Command = {
   name: "image import",
@@ -42,7 +53,8 @@ const importCmd: Command = {
                  takes the tag the OCI index names (org.opencontainers.image.ref.name), else latest
 ${IMAGES_HELP}
   --json         print [{name, tag, digest, reference, skipped_devices, stripped}]
-exit: 0 imported, 1 refused (digest mismatch, malformed image, a refused layer), 2 usage error,
+exit: 0 imported, 1 refused (digest mismatch, malformed image or name, a refused layer, over a size
+  bound: ImageTooLarge), 2 usage error,
   unreadable input, or no name (ImageUnnamed: the flag to give is named)`,
   run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -57,17 +69,25 @@ exit: 0 imported, 1 refused (digest mismatch, malformed image, a refused layer),
     } catch {
       throw new UsageError(`cannot read ${input}`);
     }
-    if (values.name !== undefined)
-      try {
-        parseRef(values.name);
-      } catch {
-        throw new UsageError("--name must be NAME[:TAG]");
-      }
+    // A name that is not NAME[:TAG] is ImageInvalid (exit 1), before the store is opened.
+    if (values.name !== undefined) parseRef(values.name);
+    // A refused import into a store that did not exist leaves no store: what it made is removed.
+    const fresh = firstMissing(imagesDir(values.images));
     const store = openImages(values.images, true);
-    const got = importImage(store, input, values.name);
+    // Every image is unpacked (and so every layer checked) before any is named.
+    const unpacked = new Map<string, UnpackStats | null>();
+    let got;
+    try {
+      got = importImage(store, input, values.name, {
+        verify: (hex) => void unpacked.set(hex, ensureRootfs(store, hex).unpacked),
+      });
+    } catch (e) {
+      if (fresh !== null) rmSync(fresh, { recursive: true, force: true });
+      throw e;
+    }
     const rows = got.map((i) => {
       const reference = `${i.name}@sha256:${i.hex}`;
-      const u = ensureRootfs(store, i.hex).unpacked;
+      const u = unpacked.get(i.hex) ?? null;
       const skipped = u?.skipped ?? [];
       if (skipped.length > 0)
         io.err(
