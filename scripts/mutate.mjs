@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// `npm run mutate [-- MODULE...] [--concurrency N]`: StrykerJS mutation testing of the
+// security-critical source (issue 39), not part of `npm test` or CI. docs/mutation.md holds the
+// last scores, each surviving mutant's disposition, and the run times.
+//
+// A MODULE is a package (`wire`, `jcp-grant`, `sandbox-attest`) or one area of it
+// (`wire/dsse`, `jcp-grant/grant`, `sandbox-attest/energy`, ...: a key of CRITICAL below, after
+// the slash). With no MODULE every package runs, one after the other, smallest first.
+//
+// The tests are node:test files under tsx; Stryker's tap runner runs each test file as its own
+// `node --import tsx FILE` (node writes TAP when its output is not a terminal), so coverage is
+// per test file: each mutant runs only the files of its package that reach it. Mutation happens in
+// place (`inPlace`), because a package's tests reach it both by relative path and by its workspace
+// name, and that name resolves through the repository's own node_modules; Stryker puts the files
+// back when it ends (do not commit while a run is going). Concurrency defaults to 1: the machine
+// this runs on is shared.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Stryker } from "@stryker-mutator/core";
+
+/** The security-critical files of each package, by area: what `npm run mutate` mutates. */
+export const CRITICAL = {
+  wire: {
+    json: ["src/json.ts"],
+    ed25519: ["src/ed25519.ts", "src/edpoint.ts"],
+    dsse: ["src/dsse.ts"],
+  },
+  "jcp-grant": {
+    grant: [
+      "src/grant/contain.ts",
+      "src/grant/budget.ts",
+      "src/grant/limits.ts",
+      "src/grant/scope.ts",
+      "src/grant/pattern.ts",
+      "src/grant/verify.ts",
+      "src/grant/revoke.ts",
+      "src/grant/spend.ts",
+    ],
+    standing: ["src/standing/*.ts"],
+    checkpoint: ["src/checkpoint/*.ts"],
+  },
+  "sandbox-attest": {
+    runrecord: ["src/runrecord/*.ts"],
+    attestation: ["src/attestation/*.ts"],
+    energy: ["src/energy/*.ts"],
+    warmpool: ["src/warmpool/*.ts"],
+    fleet: ["src/fleet/*.ts"],
+    manifest: ["src/manifest/subset.ts"],
+  },
+};
+
+/** Packages in the order a full run takes them: fewest critical lines first. */
+const ORDER = ["wire", "jcp-grant", "sandbox-attest"];
+
+/** parseArgs splits the command line into modules and a concurrency; refuses what it does not know. */
+function parseArgs(argv) {
+  const modules = [];
+  let concurrency = 1;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--concurrency") {
+      concurrency = Number(argv[++i]);
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("--concurrency: want N >= 1");
+    } else if (arg.startsWith("-")) {
+      throw new RangeError(`unknown option ${arg}`);
+    } else {
+      modules.push(parseModule(arg));
+    }
+  }
+  return { modules: modules.length > 0 ? modules : ORDER.map((pkg) => ({ pkg, area: null })), concurrency };
+}
+
+/** parseModule reads `pkg` or `pkg/area`; refuses a package or area CRITICAL does not name. */
+function parseModule(arg) {
+  const [pkg, area = null, ...rest] = arg.split("/");
+  const areas = CRITICAL[pkg];
+  if (areas === undefined || rest.length > 0 || (area !== null && areas[area] === undefined)) {
+    const known = ORDER.flatMap((p) => [p, ...Object.keys(CRITICAL[p]).map((a) => `${p}/${a}`)]);
+    throw new RangeError(`unknown module ${arg}; want one of: ${known.join(", ")}`);
+  }
+  return { pkg, area };
+}
+
+/** testFilesOf lists a package's *.test.ts files, sorted. */
+function testFilesOf(dir, out = []) {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) testFilesOf(p, out);
+    else if (name.endsWith(".test.ts")) out.push(p);
+  }
+  return out;
+}
+
+/** optionsFor builds the Stryker options of one module run. */
+function optionsFor({ pkg, area }, concurrency) {
+  const root = join("packages", pkg);
+  const areas = area === null ? Object.values(CRITICAL[pkg]) : [CRITICAL[pkg][area]];
+  const name = area === null ? pkg : `${pkg}-${area}`;
+  return {
+    testRunner: "tap",
+    plugins: ["@stryker-mutator/tap-runner"],
+    tap: {
+      testFiles: testFilesOf(join(root, "test")),
+      nodeArgs: ["--import", "tsx", "-r", "{{hookFile}}", "{{testFile}}"],
+      forceBail: true,
+    },
+    mutate: areas.flat().map((f) => join(root, f)),
+    coverageAnalysis: "perTest",
+    inPlace: true,
+    concurrency,
+    timeoutMS: 20000,
+    timeoutFactor: 2,
+    // A mutant that no test reaches is a survivor here, not a separate class left out of the score.
+    thresholds: { high: 90, low: 80, break: null },
+    reporters: ["clear-text", "progress-append-only", "json", "html"],
+    jsonReporter: { fileName: `reports/mutation/${name}.json` },
+    htmlReporter: { fileName: `reports/mutation/${name}.html` },
+    clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+    tempDirName: ".stryker-tmp",
+    cleanTempDir: true,
+    logLevel: "info",
+  };
+}
+
+/** A run in place must start from committed files, so that what Stryker restores is what git has. */
+function assertCleanSources(modules) {
+  const paths = [...new Set(modules.map(({ pkg }) => join("packages", pkg, "src")))];
+  const r = spawnSync("git", ["status", "--porcelain", "--", ...paths], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`git status failed: ${r.stderr}`);
+  if (r.stdout.trim() !== "") throw new Error(`uncommitted changes under ${paths.join(", ")}:\n${r.stdout}`);
+}
+
+async function main() {
+  const { modules, concurrency } = parseArgs(process.argv.slice(2));
+  if (!existsSync("packages/wire")) throw new Error("run from the repository root (npm run mutate)");
+  assertCleanSources(modules);
+  const times = [];
+  for (const mod of modules) {
+    const started = Date.now();
+    await new Stryker(optionsFor(mod, concurrency)).runMutationTest();
+    const label = mod.area === null ? mod.pkg : `${mod.pkg}/${mod.area}`;
+    times.push(`${label}: ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  console.log(`mutation run times (concurrency ${concurrency}): ${times.join("; ")}`);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
