@@ -99,7 +99,8 @@ function optionsFor({ pkg, area }, concurrency) {
   const name = area === null ? pkg : `${pkg}-${area}`;
   return {
     testRunner: "tap",
-    plugins: ["@stryker-mutator/tap-runner"],
+    plugins: ["@stryker-mutator/tap-runner", "./scripts/mutate-ignore.mjs"],
+    ignorers: ["error-message"],
     tap: {
       testFiles: testFilesOf(join(root, "test")),
       nodeArgs: ["--import", "tsx", "-r", "{{hookFile}}", "{{testFile}}"],
