@@ -120,6 +120,8 @@ function optionsFor({ pkg, area }, concurrency) {
     mutate: areas.flatMap((a) => a.mutate.map((f) => join(root, f))),
     coverageAnalysis: "perTest",
     inPlace: true,
+    // In place, Stryker would otherwise write `// @ts-nocheck` into every file of the repository.
+    disableTypeChecks: false,
     concurrency,
     timeoutMS: 20000,
     timeoutFactor: 2,

@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  assertEnvelopeShape,
   canonicalBytes,
   envelopeAddress,
   addressOf,
@@ -68,6 +69,35 @@ test("envelope shape: every member's type and the signature list's bounds", () =
       `case ${i}`,
     );
   });
+  // assertEnvelopeShape alone, without the later base64 and signature checks to catch the rest.
+  [
+    { ...e, payload: 7 },
+    { ...e, signatures: [{ keyid: s0.keyid, sig: 7 }] },
+  ].forEach((env, i) => {
+    assert.equal(
+      code(() => {
+        assertEnvelopeShape(env);
+      }),
+      "BadEnvelope",
+      `shape case ${i}`,
+    );
+  });
+});
+
+test("base64 must be canonical: nonzero padding bits decode but are BadEnvelope", () => {
+  const e = sealRaw(new TextEncoder().encode('{"a":1}'));
+  assert.equal(e.payload, "eyJhIjoxfQ==");
+  assert.equal(
+    code(() => openEnvelope({ ...e, payload: "eyJhIjoxfR==" }, { payloadType: T })),
+    "BadEnvelope",
+  );
+  const s0 = e.signatures[0]!;
+  const last = s0.sig.at(-3)!;
+  const sig = s0.sig.slice(0, -3) + String.fromCharCode(last.charCodeAt(0) ^ 1) + "==";
+  assert.equal(
+    code(() => openEnvelope({ ...e, signatures: [{ ...s0, sig }] }, { payloadType: T })),
+    "BadEnvelope",
+  );
 });
 
 test("a signature's members may come in either order; sixteen signatures are accepted", () => {
