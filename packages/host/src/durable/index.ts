@@ -17,3 +17,15 @@ export { IntervalJournal, attachLiveGate } from "./gated.ts";
 export type { HeldGate, LiveGateOptions } from "./gated.ts";
 export { watchInterval } from "./livecheck.ts";
 export type { IntervalWatch } from "./livecheck.ts";
+export {
+  SUPERVISOR_LOST,
+  dropOpenInterval,
+  endOrphan,
+  lastReading,
+  openInterval,
+  readOpenInterval,
+  removeOrphanCgroups,
+  supervisorGone,
+  writeOpenInterval,
+} from "./orphan.ts";
+export type { OpenInterval } from "./orphan.ts";
