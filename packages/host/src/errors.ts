@@ -83,6 +83,7 @@ export type HostErrorCode =
   | "FreezeFailed"
   | "RunBusy"
   | "RunNotLive"
+  | "BadIntervalFile"
   | "ControlFailed"
   // §13.10 run archives and run references
   | "BadArchive"

@@ -27,3 +27,15 @@ export { storePolicy, policyOfRun } from "./policy.ts";
 export type { RunPolicy } from "./policy.ts";
 export { storeChain, idleCites, reconcile, mayResume, governanceOf } from "./granted.ts";
 export type { Reconciled } from "./granted.ts";
+export {
+  SUPERVISOR_LOST,
+  dropOpenInterval,
+  endOrphan,
+  lastReading,
+  openInterval,
+  readOpenInterval,
+  removeOrphanCgroups,
+  supervisorGone,
+  writeOpenInterval,
+} from "./orphan.ts";
+export type { OpenInterval } from "./orphan.ts";

@@ -15,6 +15,8 @@ export interface RunPaths {
   readonly lock: string;
   readonly info: string;
   readonly socket: string;
+  /** The supervisor's open interval (@sbx/host/durable OpenInterval), while one is open. */
+  readonly interval: string;
 }
 
 function runtimeDir(): string {
@@ -38,6 +40,7 @@ export function runPaths(storeRoot: string, id: Digest): RunPaths {
   return {
     lock: join(live, `${hex}.lock`),
     info: join(live, `${hex}.json`),
+    interval: join(live, `${hex}.interval.json`),
     socket: join(runtimeDir(), `${storeTag}-${hex.slice(0, 24)}.sock`),
   };
 }

@@ -153,6 +153,10 @@ export class LiveSandbox {
   get cgroupDirs(): readonly string[] {
     return this.#sb.cgroup.dirs;
   }
+  /** The cgroup directory the meter reads (its CPU counter). */
+  get meterCgroup(): string {
+    return this.#sb.meterCgroup;
+  }
   /** The energy chain after the last sealed interval. */
   get energyChain(): EnergyChainState {
     return this.#chain;

@@ -23,6 +23,13 @@ import { checkEnvironment, hostOffer } from "./environment.ts";
 import { idleEnergy } from "./idle.ts";
 import { keepJournal } from "./journal.ts";
 import { LiveSandbox, type SealedInterval } from "./session.ts";
+import {
+  dropOpenInterval,
+  lastReading,
+  openInterval,
+  writeOpenInterval,
+  type OpenInterval,
+} from "./orphan.ts";
 import { readVerifiedRun } from "./record.ts";
 import { residentBytes } from "./freezer.ts";
 import type { RunLock } from "./lock.ts";
@@ -94,6 +101,9 @@ export class Supervisor {
   #finishing = false;
   #queue: Promise<unknown> = Promise.resolve();
   #server: Server | null = null;
+  // §13.7.4 The open interval's file (for a later command, should this process die) and its timer.
+  #interval: OpenInterval | null = null;
+  #tick: NodeJS.Timeout | null = null;
   #end: (e: SupervisorEnd) => void = () => undefined;
   /** Resolves once the supervisor has ended and let go of the socket and the lock. */
   readonly ended: Promise<SupervisorEnd>;
@@ -116,7 +126,8 @@ export class Supervisor {
       pinnedImage: i.pinnedImage,
       policy: i.policy,
       hostKey: i.hostKey,
-      sandbox: i.sandbox,
+      // §13.7.4 The sandbox outlives this process: a dead supervisor leaves its interval to recover.
+      sandbox: { ...i.sandbox, outlivesSupervisor: true },
       energyChain: i.chain,
       ...(i.maxLevel !== undefined ? { maxLevel: i.maxLevel } : {}),
       ...(i.onOutput !== undefined ? { onOutput: i.onOutput } : {}),
@@ -125,9 +136,12 @@ export class Supervisor {
     });
     const s = new Supervisor(i, live);
     try {
+      s.#opened();
       s.#server = await serveControl(i.paths.socket, (req) => s.#serial(() => s.#handle(req)));
     } catch (e) {
+      s.#sealed();
       await live.release();
+      dropOpenInterval(i.paths.interval);
       throw e;
     }
     void live.done.then(() =>
@@ -140,14 +154,30 @@ export class Supervisor {
           await s.#finish("exited");
         }),
     );
-    // Ctrl-C or a TERM parks the run (suspended, released) rather than losing the interval.
+    // Ctrl-C or a TERM parks the run (suspended, released) rather than losing the interval. While
+    // it parks, a second is ignored (and said); a third within 2 s of the one before kills the
+    // run's processes, whose interval is still sealed and recorded by the parking under way.
+    let signals = 0;
+    let lastAt = 0;
     const park = () => {
-      process.off("SIGINT", park).off("SIGTERM", park);
-      void s
-        .#serial(() => s.suspend(true))
-        .catch((e: unknown) => {
-          i.say(`could not park the run: ${e instanceof Error ? e.message : String(e)}`);
-        });
+      signals++;
+      const now = Date.now();
+      const soon = now - lastAt <= 2000;
+      lastAt = now;
+      if (signals === 1) {
+        i.say("parking the run (suspended, released); a second Ctrl-C is ignored");
+        void s
+          .#serial(() => s.suspend(true))
+          .catch((e: unknown) => {
+            i.say(`could not park the run: ${e instanceof Error ? e.message : String(e)}`);
+          });
+      } else if (signals >= 3 && soon) {
+        i.say("killing the run's processes: the interval is still attested and recorded");
+        void s.#live.kill().catch(() => undefined);
+      } else {
+        signals = 2;
+        i.say("still parking the run: this Ctrl-C is ignored; a third within 2 s kills its processes");
+      }
     };
     process.on("SIGINT", park).on("SIGTERM", park);
     void s.ended.then(() => process.off("SIGINT", park).off("SIGTERM", park));
@@ -177,6 +207,33 @@ export class Supervisor {
     }
   }
 
+  // §13.7.4 An interval opened on this.#head: said in its file (written whole), its last reading
+  // kept every second, so a later command can recover it should this process die.
+  #opened(): void {
+    this.#interval = openInterval(this.#head, this.#live.cgroupDirs, this.#live.meterCgroup);
+    writeOpenInterval(this.#i.paths.interval, this.#interval);
+    faultPoint("durable:interval-opened");
+    this.#tick ??= setInterval(() => {
+      if (this.#interval === null) return;
+      this.#interval = lastReading(this.#interval);
+      try {
+        writeOpenInterval(this.#i.paths.interval, this.#interval);
+      } catch {
+        // the next tick tries again; the file's earlier reading stands
+      }
+    }, 1000);
+    this.#tick.unref();
+  }
+
+  // The interval was recorded: its reading is no longer kept. The file stays until the sandbox is
+  // freed (#finish): a later command that finds it after this process died ends what is left in
+  // the cgroup, and attests the interval only while the record's head is still the one it names.
+  #sealed(): void {
+    this.#interval = null;
+    if (this.#tick !== null) clearInterval(this.#tick);
+    this.#tick = null;
+  }
+
   async #record(sealed: SealedInterval): Promise<void> {
     const s = this.#i.store;
     await keepJournal(s, sealed.journal); // §13.7.3: found from the tree head the attestation signs
@@ -188,6 +245,7 @@ export class Supervisor {
       kind: "executed",
       attestation: sealed.address,
     });
+    this.#sealed();
     faultPoint("durable:segment-appended"); // before its debit (lifecycle/granted.ts reconciles)
     this.#lastSealed = sealed;
     this.#i.say(`executed ${sealed.address} (${sealed.receipt.receipt.total_uj} µJ, ${outcomeText(sealed)})`);
@@ -211,9 +269,13 @@ export class Supervisor {
   async #finish(reason: SupervisorEnd["reason"]): Promise<void> {
     if (this.#finishing) return;
     this.#finishing = true;
-    await this.#live.release().catch((e: unknown) => {
-      this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
-    });
+    this.#sealed();
+    await this.#live.release().then(
+      () => dropOpenInterval(this.#i.paths.interval),
+      (e: unknown) => {
+        this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
+      },
+    );
     await new Promise<void>((r) => (this.#server ? this.#server.close(() => r()) : r()));
     try {
       unlinkSync(this.#i.paths.socket);
@@ -297,6 +359,7 @@ export class Supervisor {
     faultPoint("durable:resumed-appended");
     this.#parked = null;
     await this.#i.governance?.resumed(this.#head, BigInt(idle.uj));
+    this.#opened(); // before the thaw: a death in between recovers a frozen, near-empty interval
     await this.#live.thaw();
     this.#i.say(
       `resumed: thawed after ${atMs - p.atMs} ms parked; idle ${idle.uj} µJ estimated (${idle.source})`,

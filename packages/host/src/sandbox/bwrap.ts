@@ -70,6 +70,11 @@ export interface BwrapPlan {
   readonly binds?: readonly Pick<ExtraBind, "inside" | "writable">[];
   /** The workspace is bound read-only (a grant gives it `read` only). */
   readonly workspaceReadOnly?: boolean;
+  /**
+   * The sandbox outlives the process that started it (a durable run, §13.7.4): no
+   * --die-with-parent, so its processes stay in their cgroup when the supervisor dies.
+   */
+  readonly outlivesParent?: boolean;
 }
 
 /**
@@ -77,10 +82,12 @@ export interface BwrapPlan {
  * namespace is new and none is shared (no --share-net: the sandbox has only its own loopback);
  * further user namespaces are disabled inside; every capability is dropped; the filter on
  * SECCOMP_FD is loaded; the command gets a new session (no TIOCSTI into the caller's terminal) and
- * dies with its parent.
+ * dies with its parent, unless the sandbox outlives it (a durable run's, §13.7.4).
  */
 export function bwrapArgs(plan: BwrapPlan): string[] {
-  const a = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"];
+  const a = ["--unshare-all", "--unshare-user", "--disable-userns"];
+  if (plan.outlivesParent !== true) a.push("--die-with-parent");
+  a.push("--new-session");
   a.push("--cap-drop", "ALL", "--uid", String(plan.user.uid), "--gid", String(plan.user.gid));
   a.push("--hostname", plan.hostname);
   for (const e of plan.system ?? systemEntries())

@@ -128,6 +128,8 @@ export interface LaunchParts extends Omit<LaunchPaths, "hostUid" | "binds"> {
   readonly workspaceReadOnly?: boolean;
   /** The system view (an image's, §14.9); default the host's. */
   readonly system?: readonly SystemEntry[];
+  /** The sandbox outlives its supervisor (bwrap.ts BwrapPlan.outlivesParent). */
+  readonly outlivesParent?: boolean;
 }
 
 /**
@@ -147,6 +149,7 @@ export function launchArgv(r: ResolvedSpec, l: LaunchParts): string[] {
     binds: binds.map((b) => ({ inside: b.inside, writable: b.writable })),
     workspaceReadOnly: l.workspaceReadOnly === true,
     ...(l.system ? { system: l.system } : {}),
+    ...(l.outlivesParent === true ? { outlivesParent: true } : {}),
   });
   const paths: LaunchPaths = {
     cgroups: l.cgroups,

@@ -65,6 +65,12 @@ export interface SandboxOptions extends SandboxSpec {
    * ../grants/netfwd.ts): stated as the network provided, never "none" when any is relayed.
    */
   readonly relayedPorts?: readonly number[];
+  /**
+   * §13.7.4 The sandbox is not tied to the life of the process that starts it (a durable run's
+   * supervisor): its processes stay in the run's cgroup when that process dies, for a later command
+   * to attest the orphaned interval from the cgroup's counters and end them.
+   */
+  readonly outlivesSupervisor?: boolean;
 }
 
 /** How a sandbox ended. */
@@ -231,6 +237,7 @@ export function startSandbox(
       binds: o.binds ?? [],
       workspaceReadOnly: o.workspaceReadOnly === true,
       ...(system ? { system } : {}),
+      ...(o.outlivesSupervisor === true ? { outlivesParent: true } : {}),
       cgroups: cg.dirs,
       seccompFile,
       workspace: o.workspace,

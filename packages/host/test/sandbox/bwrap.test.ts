@@ -2,7 +2,8 @@
 // network share, every namespace new, no further user namespaces, a new session, every capability
 // dropped, death with the parent), then the behaviour behind the parent-death rule: the sandbox's
 // processes die with the process that supervises it (its launcher's parent) or with the launcher,
-// and nothing else does.
+// and nothing else does; except a durable run's sandbox (§13.10a item 8), which outlives its
+// supervisor, its processes kept in their cgroup until a later command ends them.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
@@ -55,6 +56,7 @@ test("bwrapArgs: every variant keeps the isolation flags and adds nothing that s
     PLAN,
     { ...PLAN, gated: true },
     { ...PLAN, workspaceReadOnly: true },
+    { ...PLAN, outlivesParent: true },
     {
       ...PLAN,
       binds: [
@@ -65,14 +67,10 @@ test("bwrapArgs: every variant keeps the isolation flags and adds nothing that s
   ];
   for (const p of variants) {
     const o = options(p);
-    for (const f of [
-      "--unshare-all",
-      "--unshare-user",
-      "--disable-userns",
-      "--die-with-parent",
-      "--new-session",
-    ])
+    for (const f of ["--unshare-all", "--unshare-user", "--disable-userns", "--new-session"])
       assert.equal(o.filter((x) => x === f).length, 1, `${f} once`);
+    const dies = o.filter((x) => x === "--die-with-parent").length;
+    assert.equal(dies, p.outlivesParent === true ? 0 : 1, "--die-with-parent once, unless durable");
     assert.deepEqual(o.slice(o.indexOf("--cap-drop"), o.indexOf("--cap-drop") + 2), ["--cap-drop", "ALL"]);
     assert.equal(o.indexOf("--seccomp") >= 0 && o[o.indexOf("--seccomp") + 1], "3");
     assert.ok(o.includes("--clearenv"));
@@ -117,10 +115,13 @@ interface Started {
 }
 
 /** Runs `f` on a sandbox started by a separate supervisor process; cleans up whatever is left. */
-async function withSupervisor(f: (s: Started, supervisor: number) => Promise<void>): Promise<void> {
+async function withSupervisor(
+  f: (s: Started, supervisor: number) => Promise<void>,
+  outlives = false,
+): Promise<void> {
   const ws = mkdtempSync(join(tmpdir(), "sbx-pdeath-ws-"));
   const helper = new URL("./parent-death-child.ts", import.meta.url).pathname;
-  const sup = spawn(process.execPath, ["--import", "tsx", helper, ws], {
+  const sup = spawn(process.execPath, ["--import", "tsx", helper, ws, ...(outlives ? ["outlives"] : [])], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let s: Started | null = null;
@@ -170,4 +171,17 @@ test("the launcher killed: the sandbox's processes die, its supervisor lives", a
     await until("every process of the sandbox has died", () => procsOf(s.dirs).length === 0);
     assert.ok(alive(supervisor), "the supervisor outlives its sandbox");
   });
+});
+
+test("a durable run's sandbox (outlivesSupervisor) outlives its supervisor's SIGKILL: its processes stay in their cgroup until it is killed", async () => {
+  await withSupervisor(async (s, supervisor) => {
+    const before = procsOf(s.dirs);
+    assert.ok(before.includes(s.unit) && before.length >= 4, `unit, two sleeps, init: ${before.join(" ")}`);
+    process.kill(supervisor, "SIGKILL");
+    await until("the supervisor has died", () => !alive(supervisor));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(procsOf(s.dirs).sort(), before.sort(), "every process of the sandbox lives on");
+    assert.ok(alive(s.unit) && alive(s.launcher), "the unit and bwrap outlive the supervisor");
+    // withSupervisor's cleanup then kills the cgroup's processes: nothing is left behind.
+  }, true);
 });

@@ -58,7 +58,8 @@ exit: 0 parked, 1 refused (the code says why: PhaseViolation, RecordClosed, RunB
     const cp = checkpointRequest(values, () => runKeyDid(store.root, runPaths(store.root, id)));
     const release = values.release === true;
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "suspend", release });
-    show(io, "suspended", asked?.result ?? (await suspendDirect(store, id)));
+    const say = (l: string) => io.err(`sbx: ${l}`);
+    show(io, "suspended", asked?.result ?? (await suspendDirect(store, id, say)));
     // jcp §4.7: the holder's checkpoint of the parked run (lifecycle/checkpoint.ts).
     if (cp !== null) show(io, "checkpoint", await checkpointAtSuspend(store, id, cp));
     return EXIT.ok;
@@ -163,7 +164,8 @@ exit: 0 closed, 1 refused (RecordClosed, RunBusy…), 2 usage error`,
     const store = await openAnyRunStore(values.store, false);
     const id = await resolveStoreRun(store, positionals[0]);
     const asked = await askSupervisor(runPaths(store.root, id).socket, { op: "close", outcome: o });
-    show(io, "closed", asked?.result ?? (await closeDirect(store, id, o)));
+    const say = (l: string) => io.err(`sbx: ${l}`);
+    show(io, "closed", asked?.result ?? (await closeDirect(store, id, o, say)));
     return EXIT.ok;
   },
 };

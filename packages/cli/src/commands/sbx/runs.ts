@@ -10,6 +10,7 @@ import { resolvePgRun, withPg } from "@sbx/host/stores";
 import { resolveRun } from "@sbx/host/stores";
 import { NO_GRANTS } from "../../report/grants.ts";
 import { readableRunStore, runStoreUrl } from "@sbx/host/stores";
+import { supervisorState, supervisorText, type SupervisorState } from "./lifecycle/orphan.ts";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                     a postgres:// connection string reads and verifies each run in that database itself
@@ -19,8 +20,8 @@ function verifyStored(store: FileStore, id: Digest): RunVerification {
   return verifyRun(store.readRunSync(id).bytes, storeObjects(store), { expectId: id });
 }
 
-/** One run as the list shows it. */
-function summary(id: Digest, v: RunVerification) {
+/** One run as the list shows it; `sup`: its supervisor on this host (§13.7.4), where known. */
+function summary(id: Digest, v: RunVerification, sup: SupervisorState | null = null) {
   const r = v.record;
   const e = v.energy;
   return {
@@ -33,6 +34,7 @@ function summary(id: Digest, v: RunVerification) {
     energy_uj: e?.total_uj ?? null,
     idle_uj: e?.idle_uj ?? null,
     energy_complete: e?.complete ?? false,
+    supervisor: sup,
   };
 }
 
@@ -45,7 +47,10 @@ const runs: Command = {
   verified from genesis with the objects the store holds, the journals it keeps included (§13.7.3);
   one that does not verify is listed as INVALID with its code.
 ${STORE_HELP}
-  --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete}
+  A run whose supervisor on this host is gone (its pid and start time no longer name a live
+  process, §13.7.4) is said so: "supervisor gone (pid N)".
+  --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete,
+                    supervisor}
 exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -68,14 +73,17 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
       const { store, done } = await readableRunStore(values.store, null);
       await done();
       where = store.root;
-      rows = store.recordIds().map((id) => summary(id, verifyStored(store, id)));
+      rows = store.recordIds().map((id) => {
+        const v = verifyStored(store, id);
+        return summary(id, v, supervisorState(store.root, id, v.record?.head ?? null));
+      });
     }
     if (values.json === true) printJson(io, rows);
     else {
       io.out(`${"run".padEnd(24)} ${"phase".padEnd(7)} ${"segments".padStart(8)}  energy (µJ)`);
       for (const r of rows)
         io.out(
-          `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}`,
+          `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}${supervisorText(r.supervisor) === null ? "" : `  ${supervisorText(r.supervisor) ?? ""}`}`,
         );
       if (rows.length === 0) io.out(`(no runs in ${where})`);
     }
@@ -83,9 +91,11 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
   },
 };
 
-function printShow(io: Io, id: Digest, v: RunVerification): void {
+function printShow(io: Io, id: Digest, v: RunVerification, sup: SupervisorState | null): void {
   const rep = reportOf(v);
   io.out(`run ${id}  phase ${rep.phase ?? "?"}  head ${rep.head ?? "?"}`);
+  const said = supervisorText(sup);
+  if (said !== null) io.out(said);
   io.out(`unit ${rep.unit_id ?? "?"}  grants ${rep.grants_id ?? "?"}`);
   if (rep.grants_id !== null && isUngoverned(rep.grants_id)) io.out(NO_GRANTS);
   for (const s of rep.segments) io.out(`  ${String(s.n).padStart(3)} ${s.kind.padEnd(9)} ${s.detail}`);
@@ -122,7 +132,8 @@ const show: Command = {
 ${STORE_HELP}
   A run whose grants_id names no grant (the address of {} or of the empty grant set) is said to have
   no grants: it was not governed by a grant.
-  --json            print {id, report, governed, objects, attestations}
+  A run whose supervisor on this host is gone is said so (§13.7.4).
+  --json            print {id, report, governed, supervisor, objects, attestations}
 exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or unusable store`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -133,6 +144,7 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
     const url = runStoreUrl(values.store);
     let id: Digest;
     let v: RunVerification;
+    let sup: SupervisorState | null = null;
     if (url !== null)
       [id, v] = await withPg(url, async (pg) => {
         const found = await resolvePgRun(pg, positionals[0]);
@@ -143,12 +155,14 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
       await done();
       id = resolveRun(store, positionals[0]);
       v = verifyStored(store, id);
+      sup = supervisorState(store.root, id, v.record?.head ?? null);
     }
     if (values.json === true)
       printJson(io, {
         id,
         report: reportOf(v),
         governed: v.record === null ? null : !isUngoverned(v.record.grantsId),
+        supervisor: sup,
         objects: v.objects,
         attestations: [...v.attestations].map(([a, x]) => ({
           address: a,
@@ -156,7 +170,7 @@ exit: 0 shown (valid), 1 the run does not verify, 2 usage error, unknown run or 
           energy: x.predicate.energy,
         })),
       });
-    else printShow(io, id, v);
+    else printShow(io, id, v, sup);
     return v.valid ? EXIT.ok : EXIT.invalid;
   },
 };

@@ -12,6 +12,7 @@ import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "@sbx/host/durable";
 import { closeOutcome } from "@sbx/host/durable";
+import { recoverOrphan } from "./orphan.ts";
 
 async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
   const bytes = await store.getObject(unitId);
@@ -21,10 +22,16 @@ async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
 }
 
 /** suspendDirect (§13) snapshots the run's last workspace on this host and appends the suspended segment. */
-export async function suspendDirect(store: RunStore, id: Digest): Promise<Record<string, unknown>> {
+export async function suspendDirect(
+  store: RunStore,
+  id: Digest,
+  say: (line: string) => void = () => undefined,
+): Promise<Record<string, unknown>> {
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
   try {
+    // §13.7.4 First, the interval of a supervisor that is gone.
+    await recoverOrphan(store, id, paths, say);
     const { record } = await readVerifiedRun(store, id);
     if (record.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
     if (record.phase === "parked")
@@ -55,10 +62,12 @@ export async function closeDirect(
   store: RunStore,
   id: Digest,
   asked: string | null,
+  say: (line: string) => void = () => undefined,
 ): Promise<Record<string, unknown>> {
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
   try {
+    await recoverOrphan(store, id, paths, say); // §13.7.4, before anything else
     const ws = readInfo(paths)?.workspace;
     if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
     const vr = await readVerifiedRun(store, id);

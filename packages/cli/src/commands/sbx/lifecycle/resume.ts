@@ -23,6 +23,7 @@ import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
 import { policyOfRun } from "@sbx/host/durable";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
+import { recoverOrphan } from "./orphan.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -86,6 +87,8 @@ async function restoreAndSupervise(r: RestoreInput, io: Io): Promise<SupervisorE
   let appended = false;
   let granted: ResumeGrant | null = null;
   try {
+    // §13.7.4 First, the interval of a supervisor that is gone (recorded before anything else).
+    await recoverOrphan(r.store, r.id, paths, (l) => io.err(`sbx: ${l}`));
     const vr = await readVerifiedRun(r.store, r.id);
     const rec = vr.record;
     if (rec.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");

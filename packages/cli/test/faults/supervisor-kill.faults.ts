@@ -1,0 +1,248 @@
+// A dead supervisor never loses an interval (sandbox-attest §13.10a item 8): the supervisor of a
+// durable run is killed with SIGKILL at every named fault point of a run (the interval opened),
+// of its suspension (receipt, attestation, executed segment, snapshot) and of a resumption by
+// restore (restored, resumed segment, the interval opened), and at no point at all (kill -9 while
+// the agent runs); its sandbox outlives it, `sbx runs` and `sbx show` say the supervisor is gone,
+// and the next suspend, close or resume first attests the orphaned interval from the cgroup's
+// counters (recovered: stopped SupervisorLost, estimated). After carrying each run on to its close,
+// its record holds exactly one executed segment per interval that ran, and verifies. Then Ctrl-C
+// twice 50 ms apart parks the run (the second is ignored, and said), and three times kills its
+// processes with the interval still attested. On a real disk directory: SBX_CRASH_DIR.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Digest } from "@sbx/wire";
+import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
+import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
+import { FileStore } from "@sbx/host/store";
+import {
+  fileIs,
+  FINISH_AGENT,
+  kinds,
+  runIdOf,
+  SBX,
+  sbx,
+  settled,
+  startAgentRun,
+  waitFor,
+  workspaceWithAgent,
+} from "../lifecycle-helpers.ts";
+
+const DISK = process.env.SBX_CRASH_DIR ?? "/var/tmp";
+const AGENT = ["--", "/work/agent.sh"] as const;
+
+function idInStore(store: string): Digest {
+  const f = readdirSync(join(store, "records")).find((n) => n.endsWith(".runrecord"));
+  assert.ok(f !== undefined, "a record was made");
+  return `blake3:${f.slice(0, -".runrecord".length)}` as Digest;
+}
+
+/** The executed segments' outcomes, in record order (each attestation opened from the store). */
+async function outcomes(store: string, id: Digest): Promise<string[]> {
+  const fs = FileStore.open(store, { readOnly: true });
+  const bytes = await fs.readRecordBytes(id);
+  const out: string[] = [];
+  for (const s of decodeRecord(bytes!).record.segments)
+    if (s.kind === "executed") {
+      const a = verifyAttestation((await fs.getSigned(s.attestation))!);
+      const o = a.predicate.outcome;
+      out.push(
+        `${o.status}${"stopped" in o && o.stopped !== undefined ? ` stopped ${o.stopped}` : ""} ${a.predicate.energy.provenance}`,
+      );
+    }
+  return out;
+}
+
+/** The supervisor is gone: `sbx runs` and `sbx show` say so. */
+async function saysGone(store: string, id: Digest, tag: string): Promise<void> {
+  await settled(store);
+  const r = await sbx(["runs", "--store", store]);
+  assert.match(r.out, /supervisor gone \(pid \d+\)/, `${tag}: runs ${r.out}`);
+  const s = await sbx(["show", id, "--store", store]);
+  assert.match(s.out, /supervisor gone \(pid \d+\)/, `${tag}: show ${s.out}`);
+}
+
+/** Carries the run on to its close; the record verifies and holds `expect` (its kinds, in order). */
+async function closeAndCheck(store: string, id: Digest, ws: string, expect: string[], tag: string) {
+  const r = await sbx(["resume", id, "--store", store, "--workspace", ws, ...FINISH_AGENT]);
+  assert.equal(r.code, 0, `${tag}: resume: ${r.err}`);
+  const c = await sbx(["close", id, "--store", store]);
+  assert.equal(c.code, 0, `${tag}: close: ${c.err}`);
+  assert.deepEqual(await kinds(store, id), expect, `${tag}: each interval attested exactly once`);
+  const v = await sbx(["verify", id, "--store", store, "--trust", join(store, "host-key.pub.pem")]);
+  assert.equal(v.code, 0, `${tag}: verify ${v.out}${v.err}`);
+}
+
+/** Suspends (and releases) a run whose supervisor died; says whether the interval was recovered. */
+async function suspendOrphan(store: string, id: Digest, tag: string): Promise<boolean> {
+  const s = await sbx(["suspend", id, "--release", "--store", store]);
+  assert.equal(s.code, 0, `${tag}: suspend after the kill: ${s.err}`);
+  assert.match(s.err, /supervisor \(pid \d+\) is gone/, `${tag}: ${s.err}`);
+  return /was recovered from the cgroup's counters/.test(s.err);
+}
+
+// Points of `sbx run` and of its supervisor's suspension, with whether the interval is still
+// unrecorded when the supervisor dies there (then the next command recovers it).
+const RUN_POINTS: [string, boolean][] = [
+  ["durable:interval-opened", true],
+  ["durable:receipt-stored", true],
+  ["durable:attestation-stored", true],
+  ["durable:segment-appended", false],
+  ["durable:snapshot-stored", false],
+  ["kill -9 while running", true],
+];
+
+for (const [point, unrecorded] of RUN_POINTS)
+  test(`SIGKILL of the supervisor at ${point}: the interval is attested exactly once`, async () => {
+    const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+    try {
+      const store = join(dir, "store");
+      FileStore.open(store, { create: true });
+      const ws = workspaceWithAgent(join(dir, "ws"));
+      const named = point.startsWith("durable:");
+      const r = await sbx(
+        ["run", "--detach", "--store", store, "--workspace", ws, ...AGENT],
+        named ? { SBX_STORE_CRASH_ON: point } : {},
+      );
+      const id = r.code === 0 ? runIdOf(r.out) : idInStore(store);
+      // The sandbox outlives a supervisor killed while it starts: the agent goes on to step 2.
+      await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+      if (point === "kill -9 while running") {
+        const pid = Number(/background by pid (\d+)/.exec(r.err)?.[1]);
+        process.kill(pid, "SIGKILL");
+      } else if (point !== "durable:interval-opened") {
+        const s = await sbx(["suspend", id, "--release", "--store", store]);
+        assert.notEqual(s.code, 0, `${point}: the supervisor died while suspending`);
+      }
+      await saysGone(store, id, point);
+      assert.equal(await suspendOrphan(store, id, point), unrecorded, point);
+      assert.deepEqual(await kinds(store, id), ["executed", "suspended"], point);
+      const first = (await outcomes(store, id))[0];
+      if (unrecorded) assert.equal(first, "signaled stopped SupervisorLost estimated", point);
+      else assert.doesNotMatch(first ?? "", /SupervisorLost/, point);
+      const expect = ["executed", "suspended", "resumed", "executed", "closed"];
+      await closeAndCheck(store, id, join(dir, "ws2"), expect, point);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+// Points of a resumption by restore (`sbx resume`, which becomes the resumed run's supervisor).
+const RESUME_POINTS = ["durable:restored", "durable:resumed-appended", "durable:interval-opened"];
+
+for (const point of RESUME_POINTS)
+  test(`SIGKILL of sbx resume at ${point}: every interval is attested exactly once`, async () => {
+    const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+    try {
+      const store = join(dir, "store");
+      const id = await startAgentRun({ store, ws: workspaceWithAgent(join(dir, "ws")) });
+      assert.equal((await sbx(["suspend", id, "--release", "--store", store])).code, 0);
+      await settled(store);
+      const ws2 = join(dir, "ws2");
+      const r = await sbx(["resume", id, "--detach", "--store", store, "--workspace", ws2, ...AGENT], {
+        SBX_STORE_CRASH_ON: point,
+      });
+      assert.notEqual(r.code, 0, `${point}: the resuming supervisor died`);
+      await settled(store);
+      const ws3 = join(dir, "ws3");
+      if (point === "durable:restored") {
+        // Nothing was appended: the run is still parked, and resumes.
+        await closeAndCheck(
+          store,
+          id,
+          ws3,
+          ["executed", "suspended", "resumed", "executed", "closed"],
+          point,
+        );
+        return;
+      }
+      if (point === "durable:interval-opened") {
+        // The resumed agent goes on (from step 3 it waits for nothing) while its supervisor is gone.
+        await saysGone(store, id, point);
+        assert.equal(await suspendOrphan(store, id, point), true, point);
+      } else {
+        const s = await sbx(["suspend", id, "--release", "--store", store]);
+        assert.equal(s.code, 0, `${point}: suspend: ${s.err}`);
+      }
+      const ran = point === "durable:interval-opened" ? ["executed"] : [];
+      const expect = [
+        "executed",
+        "suspended",
+        "resumed",
+        ...ran,
+        "suspended",
+        "resumed",
+        "executed",
+        "closed",
+      ];
+      await closeAndCheck(store, id, ws3, expect, point);
+      if (ran.length > 0)
+        assert.equal((await outcomes(store, id))[1], "signaled stopped SupervisorLost estimated", point);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+/**
+ * Starts `sbx run` in the foreground and, once the agent is at step 2, sends SIGINT `n` times `gapMs`
+ * apart; `bulkBytes` of workspace make the parking's snapshot take a while.
+ */
+async function interrupted(
+  n: number,
+  gapMs: number,
+  bulkBytes = 0,
+): Promise<{ code: number | null; err: string; store: string; dir: string }> {
+  const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+  const store = join(dir, "store");
+  const ws = workspaceWithAgent(join(dir, "ws"));
+  if (bulkBytes > 0) writeFileSync(join(ws, "bulk"), randomBytes(bulkBytes));
+  const p = spawn(process.execPath, [SBX, "run", "--store", store, "--workspace", ws, ...AGENT]);
+  let err = "";
+  p.stderr.on("data", (b: Buffer) => (err += b.toString()));
+  p.stdout.resume();
+  const ended = new Promise<number | null>((r) => p.on("close", (c) => r(c)));
+  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  for (let i = 0; i < n; i++) {
+    p.kill("SIGINT");
+    await new Promise((r) => setTimeout(r, gapMs));
+  }
+  return { code: await ended, err, store, dir };
+}
+
+test("Ctrl-C twice 50 ms apart: the run is parked, the second is ignored and said", async () => {
+  const r = await interrupted(2, 50);
+  try {
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /this Ctrl-C is ignored/);
+    const id = idInStore(r.store);
+    assert.deepEqual(await kinds(r.store, id), ["executed", "suspended"]);
+    const o = await outcomes(r.store, id);
+    assert.ok(o.length === 1 && o[0]?.startsWith("signaled ") && !o[0].includes("SupervisorLost"), o.join());
+    await closeAndCheck(
+      r.store,
+      id,
+      join(r.dir, "ws2"),
+      ["executed", "suspended", "resumed", "executed", "closed"],
+      "2×",
+    );
+  } finally {
+    rmSync(r.dir, { recursive: true, force: true });
+  }
+});
+
+test("Ctrl-C three times within 2 s: the run's processes are killed, the interval still attested once", async () => {
+  const r = await interrupted(3, 10, 64 << 20);
+  try {
+    assert.match(r.err, /killing the run's processes/);
+    const id = idInStore(r.store);
+    await settled(r.store);
+    const k = await kinds(r.store, id);
+    assert.equal(k.filter((x) => x === "executed").length, 1, `one executed segment: ${k.join(" ")}`);
+    assert.equal(k[0], "executed", k.join(" "));
+  } finally {
+    rmSync(r.dir, { recursive: true, force: true });
+  }
+});
