@@ -9,7 +9,7 @@
 // A reader never sees a part of an imported record; a SIGKILL at any step leaves the record absent
 // or whole (objects written before it stay, as a retry would write them again).
 import { bytesEqual } from "@sbx/wire";
-import { openRunArchive, type ImportResult } from "@sbx/host/archive";
+import { openRunArchive, refuseMovedAway, type ImportResult } from "@sbx/host/archive";
 import { importRecord, PgStore } from "@sbx/host/pg";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 
@@ -22,6 +22,7 @@ export async function importIntoShared(
   const a = openRunArchive(bytes, hosts);
   const store = await PgStore.open(url);
   try {
+    refuseMovedAway(a.id, await store.readRecordBytes(a.id).catch(() => null));
     for (const b of a.plain.values()) await store.putObject(b);
     for (const env of a.signed.values()) await store.putSigned(env);
     const { created, added } = await importRecord(store, a.record);
