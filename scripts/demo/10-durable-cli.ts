@@ -89,6 +89,7 @@ async function energyTable(ctx: DemoContext, store: FileStore, id: Digest): Prom
         .map(([k, v]) => `${k} ${v}`)
         .join(", ")})`;
     } else if (seg.kind === "suspended") line += ` snapshot ${seg.snapshot.fs_root.slice(0, 23)}…`;
+    else if (seg.kind === "moved") line += ` to ${seg.to}`;
     else line += ` ${seg.outcome}`;
     ctx.say(line);
   }

@@ -95,6 +95,8 @@ export type SandboxAttestErrorCode =
   | "SnapshotMismatch"
   | "EnvironmentMismatch"
   | "RecordClosed"
+  | "RunMoved"
+  | "BadHandoff"
   | "TimeRegression"
   | "StaleHead"
   | "AppendConflict"

@@ -49,6 +49,35 @@ fn resumed_ok(s: &Value) -> bool {
         && (prov == Some(Provenance::Measured) || basis.is_some())
 }
 
+/// §13.2a: the DSSE payload type under whose PAE a hand-off is signed.
+pub const MOVED_TYPE: &str = "application/vnd.sandbox.runrecord.moved+json";
+
+/// moved_ok is the form of a `moved` segment (§13.2a): exactly its members, `head` a digest, `to`
+/// 1 to 256 characters, `signer` a did:key, `sig` the canonical padded base64 of 64 bytes.
+fn moved_ok(s: &Value) -> bool {
+    wire::exact_members(s, &["kind", "at_ms", "head", "to", "signer", "sig"])
+        && s.get("head").has(wire::is_digest)
+        && s.get("to").and_then(Value::as_str).has(|t| (1..=256).contains(&wire::text_len(t)))
+        && s.get("signer").has(wire::is_didkey)
+        && s.get("sig").and_then(Value::as_str).and_then(wire::b64_decode).has(|b| b.len() == 64)
+}
+
+/// check_handoff is §13.2a's check of a well-formed `moved` segment following head `prev`: its
+/// `head` is `prev` and its `sig` verifies under `signer` over PAE(type, JCS of the segment
+/// without `sig`); `BadHandoff` otherwise.
+fn check_handoff(s: &Value, prev: &Digest) -> R<()> {
+    let named = s.get("head").and_then(|h| wire::parse_digest(h).ok());
+    ensure(named.as_ref() == Some(prev), "BadHandoff")?;
+    let m = |k: &str| s.get(k).cloned().unwrap_or(Value::Null);
+    let unsigned =
+        Value::obj(vec![("at_ms", m("at_ms")), ("head", m("head")), ("kind", m("kind")), ("signer", m("signer")), ("to", m("to"))]);
+    let msg = wire::pae(MOVED_TYPE, &json::canonical_bytes(&unsigned));
+    let pk = s.get("signer").and_then(Value::as_str).map(wire::didkey_decode).ok_or(Code("BadHandoff"))?;
+    let sig = s.get("sig").and_then(Value::as_str).and_then(wire::b64_decode).ok_or(Code("BadHandoff"))?;
+    let pk = pk.map_err(|_| Code("BadHandoff"))?;
+    wire::ed25519_verify(&pk, &msg, &sig).map_err(|_| Code("BadHandoff"))
+}
+
 /// check_segment checks a segment's form (§13.2, `BadSegment`).
 pub fn check_segment(s: &Value) -> R<()> {
     let at = || s.get("at_ms").and_then(Value::as_int).has(|n| n >= 0);
@@ -60,6 +89,7 @@ pub fn check_segment(s: &Value) -> R<()> {
             wire::exact_members(s, &["kind", "snapshot", "at_ms"]) && s.get("snapshot").has(snapshot_ok) && at()
         }
         Some("resumed") => resumed_ok(s) && at(),
+        Some("moved") => moved_ok(s) && at(),
         Some("closed") => {
             wire::exact_members(s, &["kind", "at_ms", "outcome"])
                 && at()
@@ -76,6 +106,7 @@ pub enum Phase {
     Active,
     Parked,
     Closed,
+    Moved,
 }
 
 impl Phase {
@@ -84,6 +115,7 @@ impl Phase {
             Phase::Active => "active",
             Phase::Parked => "parked",
             Phase::Closed => "closed",
+            Phase::Moved => "moved",
         }
     }
 }
@@ -109,9 +141,12 @@ impl Record {
     /// apply checks the phase rules for segment `s` (§13.3) and advances the state.
     pub fn apply(&mut self, s: &Value) -> R<()> {
         ensure(self.phase != Phase::Closed, "RecordClosed")?;
+        // §13.3 rule 6: nothing follows a hand-off; a hand-off only of a parked run.
+        ensure(self.phase != Phase::Moved, "RunMoved")?;
         let kind = s.get("kind").and_then(Value::as_str).unwrap_or("");
         match kind {
             "executed" | "suspended" => ensure(self.phase == Phase::Active, "PhaseViolation")?,
+            "moved" => ensure(self.phase == Phase::Parked, "PhaseViolation")?,
             "resumed" => {
                 ensure(self.phase == Phase::Parked, "PhaseViolation")?;
                 let snap = s.get("snapshot").map(wire::address);
@@ -133,7 +168,17 @@ impl Record {
                 self.parked_on = None;
             }
             "closed" => self.phase = Phase::Closed,
+            "moved" => self.phase = Phase::Moved,
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// handoff checks a `moved` segment against the record's current head (§13.2a), after the
+    /// phase rules and before the stated head (§13.5).
+    fn handoff(&self, s: &Value) -> R<()> {
+        if s.get("kind").and_then(Value::as_str) == Some("moved") {
+            check_handoff(s, &self.head())?;
         }
         Ok(())
     }
@@ -142,6 +187,7 @@ impl Record {
     pub fn append(&mut self, s: &Value) -> R<Digest> {
         check_segment(s)?;
         self.apply(s)?;
+        self.handoff(s)?;
         let head = wire::chain_next(&self.head(), s);
         let n = self.segments.len() + 1;
         let line =
@@ -208,6 +254,7 @@ pub fn parse(text: &str, ids: Option<(&Digest, &Digest)>) -> R<Record> {
         let head = wire::chain_next(&rec.head(), &seg);
         check_segment(&seg)?;
         rec.apply(&seg)?;
+        rec.handoff(&seg)?;
         ensure(stated == head, "HeadMismatch")?;
         rec.heads.push(head);
         rec.segments.push(seg);

@@ -249,6 +249,7 @@ fn runrecord_append(input: &Value) -> R<Value> {
 fn runrecord_resume(input: &Value) -> R<Value> {
     let mut rec = record_in(input)?;
     ensure(rec.phase != runrecord::Phase::Closed, "RecordClosed")?;
+    ensure(rec.phase != runrecord::Phase::Moved, "RunMoved")?;
     ensure(rec.phase == runrecord::Phase::Parked, "PhaseViolation")?;
     let offered = member(input, "offered");
     ensure(Some(wire::address(offered)) == rec.parked_on, "SnapshotMismatch")?;

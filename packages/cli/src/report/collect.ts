@@ -140,7 +140,7 @@ function addSegment(acc: Acc, s: Segment): void {
     addExecuted(acc, s.attestation);
     return;
   }
-  if (s.kind === "closed") return;
+  if (s.kind === "closed" || s.kind === "moved") return;
   addTree(acc, s.snapshot.fs_root);
   if (s.snapshot.memory !== undefined) addObject(acc, s.snapshot.memory, true);
   addObject(acc, s.snapshot.manifest, false);

@@ -362,7 +362,7 @@ function checkObjects(ctx: Ctx): void {
   ctx.first = null;
   ctx.record.segments.forEach((s, i) => {
     if (s.kind === "executed") checkAttestation(ctx, s.attestation, i + 1);
-    else if (s.kind !== "closed") checkSnapshot(ctx, s.snapshot, i + 1, seen);
+    else if (s.kind !== "closed" && s.kind !== "moved") checkSnapshot(ctx, s.snapshot, i + 1, seen);
   });
   if (ctx.manifests.size > 1)
     ctx.first ??= {

@@ -1,11 +1,16 @@
 // Output oracles for valid cases of C2, C5 and C6 (sandbox-attest §6.4, §7.7, §13): chain heads
 // recomputed from §2.7 over the payloads, sums and the provenance of a sum (§6.2 item 4) taken
-// literally, and a run record's phase walked segment by segment (§13.3). Like durable.ts they say
+// literally, and a run record's phase walked segment by segment (§13.3), a hand-off's signature checked as
+// §13.2a states it. Like durable.ts they say
 // what a valid case must output and do not restate refusals. Nothing is imported from
 // @sbx/sandbox-attest.
 import {
   addressOf,
+  canonicalBytes,
   canonicalize,
+  pae,
+  publicKeyFromDidKey,
+  verifyEd25519,
   chainGenesis,
   chainNext,
   fromBase64,
@@ -70,6 +75,20 @@ function readRecord(text: string): { header: JsonObject; segments: JsonObject[] 
   return { header: lines[0]!, segments: lines.slice(1).map((l) => l.segment as JsonObject) };
 }
 
+/**
+ * checkHandoff is §13.2a for a valid case: the hand-off names the head before it and its signature
+ * verifies under its signer, over PAE(type, JCS of the segment without `sig`). Throws otherwise: a
+ * valid vector whose hand-off is not one fails generation.
+ */
+function checkHandoff(s: JsonObject, before: Digest): void {
+  const { sig, ...m } = s;
+  const raw = fromBase64(sig as string);
+  const msg = pae("application/vnd.sandbox.runrecord.moved+json", canonicalBytes(m));
+  const pk = publicKeyFromDidKey(s.signer);
+  if (s.head !== before || raw === null || !verifyEd25519(pk, msg, raw))
+    throw new Error("oracle: a valid case holds a hand-off that does not verify");
+}
+
 /** runrecord.verify (§13.1–§13.3): every head from head₀, the phase after the last segment, idle energy. */
 function recordVerify(o: JsonObject): Json {
   const { header, segments } = readRecord(o.record as string);
@@ -81,6 +100,10 @@ function recordVerify(o: JsonObject): Json {
     if (s.kind === "suspended") phase = "parked";
     if (s.kind === "resumed") phase = "active";
     if (s.kind === "closed") phase = "closed";
+    if (s.kind === "moved") {
+      checkHandoff(s, heads[heads.length - 2]!);
+      phase = "moved";
+    }
   }
   const idle = segments.filter((s) => s.kind === "resumed").map((s) => s.idle_uj as string);
   return {

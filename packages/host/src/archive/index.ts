@@ -6,6 +6,7 @@ export {
   importOpenedArchive,
   importRunArchive,
   openRunArchive,
+  refuseMovedAway,
 } from "./run.ts";
 export type { ImportResult, OpenedArchive } from "./run.ts";
 export { readArchive, readArchiveStream, writeArchive } from "./tar.ts";

@@ -24,6 +24,7 @@ import {
 } from "@sbx/wire";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { verifyRun, type RunVerification } from "@sbx/sandbox-attest/store";
+import { decodeRecord, type RunRecord } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "../errors.ts";
 import type { FileStore } from "../store/filestore.ts";
 import { storeObjects } from "../store/verifyfiles.ts";
@@ -55,7 +56,7 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
     throw new HostError("ArchiveIncomplete", `the store lacks ${run.missing.join(", ")}`);
   const members: ArchiveMember[] = [
     { name: RUN_ARCHIVE_FORMAT, data: new Uint8Array(0) },
-    { name: `record/${hexOf(id)}.runrecord`, data: bytes },
+    { name: `record/${hexOf(id)}.runrecord`, data: handedOffBytes(bytes, run.record!) },
   ];
   for (const a of run.objects.plain)
     members.push({ name: `objects/${hexOf(a)}`, data: store.getObjectSync(a)! });
@@ -78,6 +79,32 @@ export function exportRun(store: FileStore, id: Digest): Uint8Array {
   for (const a of run.objects.signed)
     members.push({ name: `signed/${hexOf(a)}.json`, data: canonicalBytes(store.getSignedSync(a)) });
   return writeArchive(members);
+}
+
+/**
+ * handedOffBytes is what an archive carries of a record (§13.13): the record itself, or, when it ends
+ * in a hand-off (§13.2a), the record at the head handed off (its last line left out), which the
+ * importing store continues from.
+ */
+function handedOffBytes(bytes: Uint8Array, record: RunRecord): Uint8Array {
+  if (record.movedTo === null) return bytes;
+  return bytes.subarray(0, bytes.lastIndexOf(0x0a, bytes.length - 2) + 1);
+}
+
+/**
+ * refuseMovedAway refuses an import of run `id` into a store whose record of it ends in a hand-off
+ * (§13.13, `RunMoved`, `held` the bytes it holds, null when none): the run left that store, which
+ * never continues it. A held record that does not verify is left to the import's own comparison.
+ */
+export function refuseMovedAway(id: Digest, held: Uint8Array | null): void {
+  let to: string | null = null;
+  try {
+    if (held !== null) to = decodeRecord(held, { allowTorn: true }).record.movedTo;
+  } catch {
+    return;
+  }
+  if (to !== null)
+    throw new SandboxAttestError("RunMoved", `run ${id} moved from this store to ${JSON.stringify(to)}`);
 }
 
 /** A verified archive: the run's id, record bytes, verification, and its objects by address. */
@@ -224,6 +251,7 @@ export async function importRunArchive(
  */
 export async function importOpenedArchive(store: FileStore, a: OpenedArchive): Promise<ImportResult> {
   const held = await store.readRecordBytes(a.id);
+  refuseMovedAway(a.id, held);
   if (held !== null && !bytesEqual(held, a.record))
     throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
   for (const b of a.plain.values()) store.putObjectSync(b, true);
@@ -232,4 +260,13 @@ export async function importOpenedArchive(store: FileStore, a: OpenedArchive): P
   const created = store.importRecordSync(a.id, a.record);
   const objects = a.plain.size + a.signed.size;
   return { id: a.id, head: a.run.record!.head, created, objects, signers: a.run.signers };
+}
+
+// The bytes of the record `id` the store holds as settled, or null when it holds none (or none that reads).
+function heldRecord(store: FileStore, id: Digest): Uint8Array | null {
+  try {
+    return store.readRunSync(id).bytes;
+  } catch {
+    return null;
+  }
 }

@@ -32,8 +32,9 @@ import {
   type Digest,
   type Envelope,
 } from "@sbx/wire";
-import { parseFsDir, SandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
+import { decodeRecord, parseFsDir, SandboxAttestError, type Segment } from "@sbx/sandbox-attest/runrecord";
 import { verifyRun, type RunObjects, type Store } from "@sbx/sandbox-attest/store";
+import { unitCitesOf } from "../durable/cited.ts";
 import { FileStore } from "../store/filestore.ts";
 import { recordPaths } from "../store/records.ts";
 import { CHUNK_BYTES } from "./objects.ts";
@@ -293,8 +294,21 @@ export class SharedRunStore implements Store {
       this.local.syncPending();
       if (got === 0) break;
     }
+    await this.#mirrorUnit(bytes, tried);
     this.#publishMirror(id, bytes);
     return bytes;
+  }
+
+  // The unit descriptor (the record's unit id) and what its labels name (durable/cited.ts), which an
+  // archive carries beside the run for a host that resumes it (§13.13); each fetched only when held.
+  async #mirrorUnit(bytes: Uint8Array, tried: Set<Digest>): Promise<void> {
+    const unit = decodeRecord(bytes).record.unitId;
+    for (const a of [unit, ...unitCitesOf(await this.pg.getObject(unit))]) {
+      if (tried.has(a) || this.local.getObjectSync(a) !== null || !(await this.pg.hasObject(a))) continue;
+      tried.add(a);
+      await this.#fetch(a, "named by the run's unit");
+    }
+    this.local.syncPending();
   }
 
   // What a fetched object names that the next verification would ask for one at a time: a journal's

@@ -51,6 +51,8 @@ function detail(s: Segment): string {
   if (s.kind === "suspended")
     return `snapshot fs_root ${s.snapshot.fs_root}${s.snapshot.memory ? ` memory ${s.snapshot.memory}` : ""} manifest ${s.snapshot.manifest}`;
   if (s.kind === "resumed") return `idle ${s.idle_uj} µJ ${s.idle_provenance} (${s.idle_source})`;
+  if (s.kind === "moved")
+    return `moved to ${JSON.stringify(s.to)}, head handed off ${s.head}, signed by ${s.signer}`;
   return `outcome ${s.outcome}`;
 }
 
@@ -97,7 +99,7 @@ function settledView(recordPath: string, store: FileStore | null, raw: Uint8Arra
 
 /** reportOf shapes a run's verification as the report `sbx verify` prints. */
 export function reportOf(run: RunVerification): FilesReport {
-  const phases = { executed: 0, suspended: 0, resumed: 0, closed: 0 };
+  const phases = { executed: 0, suspended: 0, resumed: 0, closed: 0, moved: 0 };
   const r = run.record;
   const segments: SegmentReport[] = [];
   r?.segments.forEach((s, i) => {

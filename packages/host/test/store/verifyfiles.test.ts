@@ -18,7 +18,7 @@ test("a real run verifies from files, with active and idle energy reported", asy
   const run = await fixtureRun();
   const r = verifyRecordFiles(run.recordPath, run.store);
   assert.equal(r.valid, true, JSON.stringify(r.error));
-  assert.deepEqual(r.phases, { executed: 2, suspended: 1, resumed: 1, closed: 1 });
+  assert.deepEqual(r.phases, { executed: 2, suspended: 1, resumed: 1, closed: 1, moved: 0 });
   assert.deepEqual(
     [r.energy?.active_uj, r.energy?.idle_uj, r.energy?.total_uj, r.energy?.complete],
     ["4000000", "420000", "4420000", true],

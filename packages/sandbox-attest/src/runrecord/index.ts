@@ -7,11 +7,13 @@ export type {
   SuspendedSegment,
   ResumedSegment,
   ClosedSegment,
+  MovedSegment,
   SnapshotRef,
   Provenance,
   CloseOutcome,
 } from "./segment.ts";
 export { applySegment, GENESIS_STATE } from "./phase.ts";
+export { MOVED_PAYLOAD_TYPE, checkHandoff, movedMessage, signHandoff } from "./handoff.ts";
 export type { Phase, PhaseState } from "./phase.ts";
 export { RUNRECORD_TAG, RunRecord, runGenesis, segmentHead } from "./record.ts";
 export {
@@ -25,7 +27,7 @@ export {
 export type { Continued, DecodedRecord, DecodeOptions, RecordHeader } from "./wire.ts";
 export { readSegmentLine, segmentJcs } from "./line.ts";
 export type { FastLine } from "./line.ts";
-export { checkResume, resumedSegment } from "./resume.ts";
+export { checkResume, refuseMoved, resumedSegment } from "./resume.ts";
 export type { EnvironmentCheck, IdleEnergy } from "./resume.ts";
 export { runEnergy } from "./energy.ts";
 export type { ActiveEnergyOf, RunEnergy } from "./energy.ts";

@@ -50,6 +50,8 @@ export function segmentJcs(s: Segment): string {
       return `{"at_ms":${s.at_ms},"kind":"suspended","snapshot":${snapshotJcs(s.snapshot)}}`;
     case "closed":
       return `{"at_ms":${s.at_ms},"kind":"closed","outcome":"${s.outcome}"}`;
+    case "moved":
+      return `{"at_ms":${s.at_ms},"head":"${s.head}","kind":"moved","sig":"${s.sig}","signer":"${s.signer}","to":${str(s.to)}}`;
     case "resumed": {
       const basis = s.idle_basis === undefined ? "" : `"idle_basis":${basisJcs(s.idle_basis)},`;
       return `{"at_ms":${s.at_ms},${basis}"idle_provenance":"${s.idle_provenance}","idle_source":${str(s.idle_source)},"idle_uj":"${s.idle_uj}","kind":"resumed","snapshot":${snapshotJcs(s.snapshot)}}`;

@@ -14,6 +14,7 @@ import {
   type Digest,
 } from "@sbx/wire";
 import { SandboxAttestError } from "../errors.ts";
+import { checkHandoff } from "./handoff.ts";
 import { applySegment, GENESIS_STATE, type Phase, type PhaseState } from "./phase.ts";
 import { parseSegment, type Segment, type SnapshotRef } from "./segment.ts";
 
@@ -167,8 +168,20 @@ export class RunRecord {
   }
 
   /** check throws what `append(seg)` would throw, changing nothing (§13.3). */
-  check(seg: Segment): void {
-    applySegment(this.#state, parseSegment(seg));
+  check(given: Segment): void {
+    const seg = parseSegment(given);
+    applySegment(this.#state, seg);
+    this.#handoff(seg);
+  }
+
+  /** Where the run went, once its record ends in a hand-off (§13.2a); null otherwise. */
+  get movedTo(): string | null {
+    return this.#state.movedTo;
+  }
+
+  // §13.2a: a hand-off names the head it follows and is signed; checked after the phase rules.
+  #handoff(seg: Segment): void {
+    if (seg.kind === "moved") checkHandoff(seg, formatDigest(this.#raw));
   }
 
   /**
@@ -178,6 +191,7 @@ export class RunRecord {
   peek(given: Segment, canonical?: Uint8Array): Digest {
     const seg = parseSegment(given);
     applySegment(this.#state, seg);
+    this.#handoff(seg);
     const c = canonical ?? canonicalBytes(seg);
     chainStep(this.#raw, c, 0, c.length, scratch);
     return formatDigest(scratch);
@@ -200,6 +214,7 @@ export class RunRecord {
     statedAt = -1,
   ): Digest | null {
     const next = applySegment(this.#state, seg);
+    this.#handoff(seg);
     chainStep(this.#raw, canonical, from, to, scratch);
     const same = statedAt < 0 ? sameHex(scratch, stated) : sameHexAt(scratch, canonical, statedAt);
     if (!same || stated.length !== 71) return formatDigest(scratch);
@@ -225,6 +240,7 @@ export class RunRecord {
     stated: Digest,
   ): boolean {
     const next = applySegment(this.#state, seg);
+    this.#handoff(seg);
     if (to + 3 > dv.byteLength || 32 + to - from > SMALL_INPUT_MAX || statedAt + 64 > dv.byteLength)
       return false;
     chainStepView(this.#raw, dv, from, to, scratch);
@@ -247,6 +263,7 @@ export class RunRecord {
     // and refused by decodeRecord).
     const seg = parseSegment(given);
     const next = applySegment(this.#state, seg);
+    this.#handoff(seg);
     const c = canonical ?? canonicalBytes(seg);
     chainStep(this.#raw, c, 0, c.length, this.#raw);
     const head = formatDigest(this.#raw);

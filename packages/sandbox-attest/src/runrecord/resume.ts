@@ -20,8 +20,21 @@ export interface IdleEnergy {
 }
 
 /**
+ * refuseMoved refuses to continue a record that ends in a hand-off (§13.2a, `RunMoved`, naming where
+ * the run went): the store it left never resumes, suspends, closes or appends to it.
+ */
+export function refuseMoved(record: RunRecord): void {
+  if (record.movedTo !== null)
+    throw new SandboxAttestError(
+      "RunMoved",
+      `the run moved to ${JSON.stringify(record.movedTo)} at head ${record.heads[record.heads.length - 2] ?? record.head}: continue it there`,
+    );
+}
+
+/**
  * checkResume applies the §13.4 preconditions to a record that already verified from genesis (a
- * RunRecord only exists that way): refuses a closed record (`RecordClosed`), one that is not parked
+ * RunRecord only exists that way): refuses a closed record (`RecordClosed`), one handed off to
+ * another store (`RunMoved`), one that is not parked
  * (`PhaseViolation`), an offered snapshot that differs by address from the recorded one
  * (`SnapshotMismatch`), and an environment that does not satisfy the manifest (`EnvironmentMismatch`).
  */
@@ -31,6 +44,7 @@ export async function checkResume(
   env: EnvironmentCheck,
 ): Promise<SnapshotRef> {
   if (record.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
+  refuseMoved(record);
   const parked = record.parkedSnapshot;
   if (parked === null) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
   if (snapshotAddress(offered) !== snapshotAddress(parked))

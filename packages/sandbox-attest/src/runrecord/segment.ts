@@ -3,6 +3,9 @@
 import {
   addressOf,
   FORBIDDEN_KEYS,
+  fromBase64,
+  isDidKey,
+  toBase64,
   isAmount,
   isDigest,
   type Amount,
@@ -56,9 +59,24 @@ export interface ClosedSegment {
   readonly outcome: CloseOutcome;
 }
 
-/** Any segment of a run record. */
-export type Segment = ExecutedSegment | SuspendedSegment | ResumedSegment | ClosedSegment;
+/**
+ * The parked run was handed off to another store or host (§13.2a): nothing may follow it here.
+ * `head` is the head handed off (the record's head before this segment), `to` names where the run
+ * went, and `sig` is `signer`'s Ed25519 signature over the hand-off (movedMessage).
+ */
+export interface MovedSegment {
+  readonly kind: "moved";
+  readonly at_ms: number;
+  readonly head: Digest;
+  readonly to: string;
+  readonly signer: string;
+  readonly sig: string;
+}
 
+/** Any segment of a run record. */
+export type Segment = ExecutedSegment | SuspendedSegment | ResumedSegment | ClosedSegment | MovedSegment;
+
+const TO_MAX = 256;
 const OUTCOMES: ReadonlySet<string> = new Set(["completed", "failed", "abandoned"]);
 const SOURCE_MAX = 256;
 const BASIS_MAX = 32;
@@ -151,6 +169,26 @@ function parseResumed(o: Record<string, Json>): ResumedSegment {
   return o.idle_basis === undefined ? seg : { ...seg, idle_basis: parseBasis(o.idle_basis) };
 }
 
+function parseMoved(o: Record<string, Json>): MovedSegment {
+  exactKeys(o, ["kind", "at_ms", "head", "to", "signer", "sig"], [], "moved segment");
+  const to = o.to;
+  if (typeof to !== "string" || to.length === 0 || to.length > TO_MAX || !to.isWellFormed())
+    bad(`to is not a string of 1 to ${TO_MAX} characters`);
+  if (!isDidKey(o.signer)) bad("signer is not an Ed25519 did:key");
+  const sig = o.sig;
+  const raw = typeof sig === "string" ? fromBase64(sig) : null;
+  if (raw === null || raw.length !== 64 || toBase64(raw) !== sig)
+    bad("sig is not 64 bytes in canonical padded base64");
+  return {
+    kind: "moved",
+    at_ms: timeMs(o.at_ms, "at_ms"),
+    head: digest(o.head, "head"),
+    to,
+    signer: o.signer,
+    sig,
+  };
+}
+
 /**
  * parseSegment reads one segment (§13.2) from parsed JSON, refusing unknown kinds, missing or extra
  * members, malformed digests, amounts, times and provenance with `BadSegment`.
@@ -171,6 +209,8 @@ export function parseSegment(v: unknown): Segment {
       if (typeof o.outcome !== "string" || !OUTCOMES.has(o.outcome))
         bad("outcome is not completed, failed or abandoned");
       return { kind: "closed", at_ms: timeMs(o.at_ms, "at_ms"), outcome: o.outcome as CloseOutcome };
+    case "moved":
+      return parseMoved(o);
     default:
       return bad(`unknown segment kind ${JSON.stringify(o.kind)}`);
   }

@@ -14,7 +14,7 @@ import { readStoredJournal } from "../journal/nodes.ts";
 import { runEnergy, type RunEnergy } from "../runrecord/energy.ts";
 import { walkFsTree } from "../runrecord/fstree.ts";
 import type { RunRecord } from "../runrecord/record.ts";
-import { snapshotAddress, type Segment, type SnapshotRef } from "../runrecord/segment.ts";
+import { snapshotAddress, type MovedSegment, type Segment, type SnapshotRef } from "../runrecord/segment.ts";
 import { decodeRecord } from "../runrecord/wire.ts";
 
 /** What verifyRun reads objects through; synchronous, so a verifier holds no locks across awaits. */
@@ -183,12 +183,23 @@ function checkSnapshot(ctx: Ctx, o: RunObjects, ref: SnapshotRef, seen: Set<Dige
   plainObject(ctx, o, ref.manifest, "manifest");
 }
 
+// §13.2a: the hand-off's signature verified with the record; its signer must be a trusted host.
+function checkHandoffSigner(ctx: Ctx, s: MovedSegment, n: number): void {
+  if (ctx.opts.hosts !== undefined && !ctx.opts.hosts.includes(s.signer))
+    throw new SandboxAttestError(
+      "HostMismatch",
+      `segment ${n}: hand-off signed by untrusted host ${s.signer}`,
+    );
+  ctx.signers.add(s.signer);
+}
+
 function checkObjects(ctx: Ctx): void {
   const o = ctx.objects;
   if (o === null) return;
   const seen = new Set<Digest>();
   ctx.record.segments.forEach((s: Segment, i) => {
     if (s.kind === "executed") checkAttestation(ctx, o, s.attestation, i + 1);
+    else if (s.kind === "moved") checkHandoffSigner(ctx, s, i + 1);
     else if (s.kind !== "closed") checkSnapshot(ctx, o, s.snapshot, seen);
   });
   if (ctx.manifests.size > 1)
@@ -250,7 +261,7 @@ function decodeChecked(bytes: Uint8Array, opts: VerifyRunOptions): RunRecord {
  * verifyRun verifies a run (§13.9): the record `bytes` from genesis (§13.4, §13.5: `BadRecord`,
  * `TornRecord`, `GenesisMismatch`, `HeadMismatch` and the §13.3 codes), then, in segment order, every
  * object `objects` holds: attestations (§7.4 codes, `ObjectMismatch`, `RunHeadMismatch`,
- * `HostMismatch`), signed receipts (§7.5), snapshot trees (§13.8: `ObjectMissing`, `ObjectMismatch`,
+ * `HostMismatch`), a hand-off's signer (§13.2a, `HostMismatch`), signed receipts (§7.5), snapshot trees (§13.8: `ObjectMissing`, `ObjectMismatch`,
  * `BadFsTree`), memory images and manifests, one manifest for the whole run (`ManifestMismatch`),
  * then every journal held (§13.7.3: `ObjectMismatch`, `ObjectMissing`, `JournalRootMismatch`, §8).
  * With `objects` null only the record is checked. Never throws for a refusal: the first one is the

@@ -9,7 +9,7 @@
 // A reader never sees a part of an imported record; a SIGKILL at any step leaves the record absent
 // or whole (objects written before it stay, as a retry would write them again).
 import { bytesEqual } from "@sbx/wire";
-import { openRunArchive, type ImportResult, type ReadInto } from "@sbx/host/archive";
+import { openRunArchive, refuseMovedAway, type ImportResult, type ReadInto } from "@sbx/host/archive";
 import { importRecord, PgStore } from "@sbx/host/pg";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 
@@ -26,6 +26,7 @@ export async function importIntoShared(
     // that is not a prefix of the archive's (line by line) is RecordExists, nothing stored. (The
     // transaction of importRecord checks again, for a writer racing this one.)
     const held = await store.readRecordBytes(a.id);
+    refuseMovedAway(a.id, held);
     if (
       held !== null &&
       !(held.length <= a.record.length && bytesEqual(held, a.record.subarray(0, held.length)))

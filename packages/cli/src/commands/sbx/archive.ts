@@ -2,10 +2,20 @@
 // ustar file (§13.13), verified completely before anything is written to the importing store.
 import { closeSync, readSync, writeSync } from "node:fs";
 import { ARCHIVE_LIMITS, exportRun, importRunArchive } from "@sbx/host/archive";
-import { EXIT, parseOptions, printJson, UsageError, writeBytes, type Command } from "../../command.ts";
+import {
+  EXIT,
+  parseOptions,
+  printJson,
+  UsageError,
+  writeBytes,
+  type Command,
+  type Io,
+} from "../../command.ts";
 import { openInput, writeOutput } from "@sbx/host/files";
-import { resolveRun } from "@sbx/host/stores";
-import { openRunStore, readableRunStore, runStoreUrl } from "@sbx/host/stores";
+import { resolveRun, resolveStoreRun } from "@sbx/host/stores";
+import { openAnyRunStore, openRunStore, readableRunStore, runStoreUrl } from "@sbx/host/stores";
+import { SharedRunStore } from "@sbx/host/pg";
+import { handOffRun } from "./lifecycle/handoff.ts";
 import { importIntoShared } from "./archive-pg.ts";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
@@ -14,30 +24,65 @@ const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else
 const exportCmd: Command = {
   name: "export",
   summary: "write a run and every object it references as one archive (ustar)",
-  help: `usage: sbx export RUN [--store DIR] [--out FILE]
+  help: `usage: sbx export RUN [--move TO [--key FILE]] [--store DIR] [--out FILE]
   Writes run RUN (its id, or a unique prefix of it) from the run store as one archive: the record
   and every object it references (attestations, receipts, snapshot trees, manifests, and the nodes
   of each interval's journal the store kept, §13.13.1), which
   \`sbx import\` on another host verifies and stores (sandbox-attest §13.13). The run must verify and
   every object must be in the store (ArchiveIncomplete otherwise). To stdout, or to FILE (written
-  to a temporary sibling, fsynced, renamed into place).
+  to a temporary sibling, fsynced, renamed into place). Without --move the run stays resumable in
+  this store (said on stderr).
+  --move TO         hand the run off (§13.2a): a parked run's record here is ended by a hand-off
+                    naming TO (the target store or host key, 1 to 256 characters) and the head
+                    handed off, signed with the run's key on this host (or --key FILE); this store
+                    then refuses to resume, suspend, close or append to it (RunMoved). The archive
+                    carries the record at the head handed off, which the target resumes from.
+                    Exporting a moved run again writes the same archive.
+  --key FILE        the key that signs the hand-off (default: the run's key on this host)
 ${STORE_HELP}
 exit: 0 written, 1 refused (the code names why), 2 usage error, unknown run or unusable store`,
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
       store: { type: "string" },
       out: { type: "string" },
+      move: { type: "string" },
+      key: { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("exactly one RUN is required");
+    if (values.key !== undefined && values.move === undefined) throw new UsageError("--key goes with --move");
+    if (values.move !== undefined) await moveRun(values.store, positionals[0]!, values.move, values.key, io);
     const { store, done } = await readableRunStore(values.store, positionals[0] ?? null);
     await done();
-    const bytes = exportRun(store, resolveRun(store, positionals[0]));
+    const id = resolveRun(store, positionals[0]);
+    const bytes = exportRun(store, id);
+    if (values.move === undefined && store.readRunSync(id).record.movedTo === null)
+      io.err(`sbx: run ${id} stays resumable in this store (sbx export --move TO hands it off)`);
     if (values.out !== undefined) writeOutput(values.out, bytes, { what: "archive" });
     else if (io.bytes) writeBytes(io, "out", bytes);
     else for (let at = 0; at < bytes.length;) at += writeSync(1, bytes, at);
     return EXIT.ok;
   },
 };
+
+// `--move TO`: the hand-off is appended before the archive is written; a crash between the two
+// leaves a moved run whose archive a later `sbx export` writes again (the record at the head handed off).
+async function moveRun(
+  given: string | undefined,
+  ref: string,
+  to: string,
+  keyFile: string | undefined,
+  io: Io,
+): Promise<void> {
+  if (to.length === 0 || to.length > 256) throw new UsageError("--move TO is 1 to 256 characters");
+  const store = await openAnyRunStore(given, false);
+  try {
+    const id = await resolveStoreRun(store, ref);
+    const h = await handOffRun(store, id, to, keyFile, (l) => io.err(`sbx: ${l}`));
+    io.err(`sbx: run ${id} moved to ${JSON.stringify(to)} at head ${h.handed}, signed by ${h.signer}`);
+  } finally {
+    if (store instanceof SharedRunStore) await store.close();
+  }
+}
 
 const importCmd: Command = {
   name: "import",

@@ -29,6 +29,7 @@ function summary(id: Digest, v: RunVerification, sup: SupervisorState | null = n
     valid: v.valid,
     error: v.error?.code ?? null,
     phase: r?.phase ?? null,
+    moved_to: r?.movedTo ?? null,
     segments: r?.segments.length ?? 0,
     head: r?.head ?? null,
     energy_uj: e?.total_uj ?? null,
@@ -42,14 +43,15 @@ const runs: Command = {
   name: "runs",
   summary: "list the runs of the run store with phase, segments and energy so far",
   help: `usage: sbx runs [--store DIR] [--json]
-  Lists every run in the run store: its id, phase (active, parked, closed), number of segments, and
+  Lists every run in the run store: its id, phase (active, parked, closed, or moved: handed off to
+  another store by \`sbx export --move\`, named after the energy), number of segments, and
   energy so far (receipts + idle, µJ; "≥" when an attestation is not in the store). Each record is
   verified from genesis with the objects the store holds, the journals it keeps included (§13.7.3);
   one that does not verify is listed as INVALID with its code.
 ${STORE_HELP}
   A run whose supervisor on this host is gone (its pid and start time no longer name a live
   process, §13.7.4) is said so: "supervisor gone (pid N)".
-  --json            print a JSON array of {id, valid, error, phase, segments, head, energy_uj, idle_uj, energy_complete,
+  --json            print a JSON array of {id, valid, error, phase, moved_to, segments, head, energy_uj, idle_uj, energy_complete,
                     supervisor}
 exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusable store`,
   async run(args, io) {
@@ -83,7 +85,7 @@ exit: 0 listed (all valid), 1 some run does not verify, 2 usage error or unusabl
       io.out(`${"run".padEnd(24)} ${"phase".padEnd(7)} ${"segments".padStart(8)}  energy (µJ)`);
       for (const r of rows)
         io.out(
-          `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}${supervisorText(r.supervisor) === null ? "" : `  ${supervisorText(r.supervisor) ?? ""}`}`,
+          `${r.id.slice(0, 24)} ${(r.phase ?? "INVALID").padEnd(7)} ${String(r.segments).padStart(8)}  ${r.valid ? `${r.energy_complete ? "" : "≥ "}${r.energy_uj} (idle ${r.idle_uj})` : `INVALID ${r.error}`}${r.moved_to === null ? "" : `  moved to ${JSON.stringify(r.moved_to)}`}${supervisorText(r.supervisor) === null ? "" : `  ${supervisorText(r.supervisor) ?? ""}`}`,
         );
       if (rows.length === 0) io.out(`(no runs in ${where})`);
     }
@@ -97,6 +99,11 @@ function printShow(io: Io, id: Digest, v: RunVerification, sup: SupervisorState 
   const said = supervisorText(sup);
   if (said !== null) io.out(said);
   io.out(`unit ${rep.unit_id ?? "?"}  grants ${rep.grants_id ?? "?"}`);
+  const moved = v.record?.segments.at(-1);
+  if (moved?.kind === "moved")
+    io.out(
+      `moved to ${JSON.stringify(moved.to)} at head ${moved.head}, signed by ${moved.signer}: not resumable here`,
+    );
   if (rep.grants_id !== null && isUngoverned(rep.grants_id)) io.out(NO_GRANTS);
   for (const s of rep.segments) io.out(`  ${String(s.n).padStart(3)} ${s.kind.padEnd(9)} ${s.detail}`);
   const e = v.energy;

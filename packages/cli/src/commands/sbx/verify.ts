@@ -48,7 +48,7 @@ function printReport(r: FilesReport, t: Trust, io: Io): void {
   if (r.head !== null) io.out(`head ${r.head}  phase ${r.phase ?? "?"}`);
   const p = r.phases;
   io.out(
-    `segments ${r.segments.length}: executed ${p.executed}, suspended ${p.suspended}, resumed ${p.resumed}, closed ${p.closed}`,
+    `segments ${r.segments.length}: executed ${p.executed}, suspended ${p.suspended}, resumed ${p.resumed}, closed ${p.closed}${p.moved > 0 ? `, moved ${p.moved} (handed off: not resumable in this store)` : ""}`,
   );
   if (r.energy !== null) {
     const e = r.energy;

@@ -48,7 +48,9 @@ export function spansOf(c: RunCheck): Span[] {
         });
       return;
     }
-    out.push({ n, kind: s.kind, start: s.at_ms, end: s.at_ms, label: `#${n} ${s.kind}`, bad: b });
+    // A hand-off ends the record here as a close does (§13.2a): drawn on the close lane.
+    const lane = s.kind === "moved" ? "closed" : s.kind;
+    out.push({ n, kind: lane, start: s.at_ms, end: s.at_ms, label: `#${n} ${s.kind}`, bad: b });
     if (s.kind === "suspended") parkedAt = s.at_ms;
     if (s.kind === "resumed" && parkedAt !== null) {
       out.push({
@@ -106,6 +108,8 @@ function segDetail(c: RunCheck, s: Segment, n: number): string {
     return `${p.interval.end_ms - p.interval.start_ms} ms, ${o}, ${esc(p.energy.total_uj)} µJ ${esc(p.energy.provenance)}, level ${esc(p.level)}, attestation <code>${esc(s.attestation)}</code>`;
   }
   if (s.kind === "closed") return `outcome ${esc(s.outcome)}`;
+  if (s.kind === "moved")
+    return `moved to ${esc(s.to)} at head <code>${esc(s.head)}</code>, signed by ${esc(s.signer)}`;
   const snap = `snapshot <code>${esc(s.snapshot.fs_root)}</code>`;
   if (s.kind === "suspended") return snap;
   return `${snap}, idle ${esc(s.idle_uj)} µJ ${esc(s.idle_provenance)} (${esc(s.idle_source)})`;

@@ -3,6 +3,7 @@
 // appends after close, splices across units and grant sets, idle-energy accumulation, fs DAG roots.
 import type { ConformanceClass } from "../../types.ts";
 import { phaseVectors, segmentVectors, validVectors } from "./cases.ts";
+import { movedVectors } from "./moved.ts";
 import { ops } from "./ops.ts";
 import {
   energyVectors,
@@ -28,5 +29,6 @@ export const klass: ConformanceClass = {
     ...resumeVectors(),
     ...energyVectors(),
     ...fsTreeVectors(),
+    ...movedVectors(),
   ],
 };

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import type { Digest } from "@sbx/wire";
 import { parseCanonical } from "@sbx/wire";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
-import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
+import { refuseMoved, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
 import { recoverWorkspace } from "@sbx/host/sandbox";
 import { snapshotRun, type RunStore } from "@sbx/host/stores";
@@ -34,6 +34,7 @@ export async function suspendDirect(
     await recoverOrphan(store, id, paths, say);
     const { record } = await readVerifiedRun(store, id);
     if (record.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
+    refuseMoved(record);
     if (record.phase === "parked")
       throw new SandboxAttestError("PhaseViolation", "the run is parked already");
     const ws = readInfo(paths)?.workspace;
@@ -73,6 +74,7 @@ export async function closeDirect(
     const vr = await readVerifiedRun(store, id);
     if (vr.record.phase === "closed")
       throw new SandboxAttestError("RecordClosed", "the run is closed already");
+    refuseMoved(vr.record);
     const outcome = closeOutcome(asked, vr.record.phase === "parked", vr.lastOutcome);
     const head = await store.appendSegment(id, vr.record.head, {
       kind: "closed",

@@ -10,7 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseCanonical, type Digest, type KeyPair } from "@sbx/wire";
 import { parseUnit, type UnitDescriptor } from "@sbx/sandbox-attest/unit";
-import { isSandboxAttestError, SandboxAttestError, type SnapshotRef } from "@sbx/sandbox-attest/runrecord";
+import {
+  isSandboxAttestError,
+  refuseMoved,
+  SandboxAttestError,
+  type SnapshotRef,
+} from "@sbx/sandbox-attest/runrecord";
 import { resumeRun } from "@sbx/sandbox-attest/store";
 import { faultPoint } from "@sbx/host/store";
 import { restoreRun, snapshotRun, type RunStore } from "@sbx/host/stores";
@@ -92,6 +97,7 @@ async function restoreAndSupervise(r: RestoreInput, io: Io): Promise<SupervisorE
     const vr = await readVerifiedRun(r.store, r.id);
     const rec = vr.record;
     if (rec.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
+    refuseMoved(rec);
     const ref = rec.parkedSnapshot;
     if (ref === null) throw new SandboxAttestError("PhaseViolation", "the run is not parked");
     const sat = await checkEnvironment(r.store, ref.manifest, hostOffer(r.store.root));
