@@ -17,7 +17,9 @@ function isErrorMessage(path) {
 export const strykerPlugins = [
   declareValuePlugin(PluginKind.Ignore, "error-message", {
     shouldIgnore(path) {
-      return isErrorMessage(path) ? "an error's message is not part of its contract (its code is)" : undefined;
+      return isErrorMessage(path)
+        ? "an error's message is not part of its contract (its code is)"
+        : undefined;
     },
   }),
 ];

@@ -37,7 +37,7 @@ const AGENT = ["--", "/work/agent.sh"] as const;
 function idInStore(store: string): Digest {
   const f = readdirSync(join(store, "records")).find((n) => n.endsWith(".runrecord"));
   assert.ok(f !== undefined, "a record was made");
-  return `blake3:${f.slice(0, -".runrecord".length)}` as Digest;
+  return `blake3:${f.slice(0, -".runrecord".length)}`;
 }
 
 /** The executed segments' outcomes, in record order (each attestation opened from the store). */
@@ -47,11 +47,10 @@ async function outcomes(store: string, id: Digest): Promise<string[]> {
   const out: string[] = [];
   for (const s of decodeRecord(bytes!).record.segments)
     if (s.kind === "executed") {
-      const a = verifyAttestation((await fs.getSigned(s.attestation))!);
+      const a = verifyAttestation(await fs.getSigned(s.attestation));
       const o = a.predicate.outcome;
-      out.push(
-        `${o.status}${"stopped" in o && o.stopped !== undefined ? ` stopped ${o.stopped}` : ""} ${a.predicate.energy.provenance}`,
-      );
+      const why = o.status === "spawn_failed" ? undefined : o.stopped;
+      out.push(`${o.status}${why === undefined ? "" : ` stopped ${why}`} ${a.predicate.energy.provenance}`);
     }
   return out;
 }

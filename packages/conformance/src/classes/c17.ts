@@ -157,6 +157,7 @@ function vectors(): Vector[] {
           [addr(g.r)]: { uj: "700", calls: 9, wall_ms: null },
           [addr(g.b)]: { uj: "400", calls: 9, wall_ms: null },
         },
+        overshoot: {},
       },
     ),
     // §4.3: only grants on some receipt's chain are listed; carol's grant, given but never debited, is not.

@@ -261,12 +261,3 @@ export async function importOpenedArchive(store: FileStore, a: OpenedArchive): P
   const objects = a.plain.size + a.signed.size;
   return { id: a.id, head: a.run.record!.head, created, objects, signers: a.run.signers };
 }
-
-// The bytes of the record `id` the store holds as settled, or null when it holds none (or none that reads).
-function heldRecord(store: FileStore, id: Digest): Uint8Array | null {
-  try {
-    return store.readRunSync(id).bytes;
-  } catch {
-    return null;
-  }
-}

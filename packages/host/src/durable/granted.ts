@@ -17,7 +17,6 @@ import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { SandboxAttestError, type ResumedSegment } from "@sbx/sandbox-attest/runrecord";
 import { readRun } from "@sbx/sandbox-attest/store";
 import type { SpendRequest } from "@sbx/jcp-grant/grant";
-import { HostError } from "../errors.ts";
 import { GRANT_CHAIN_LABEL } from "./cited.ts";
 import type { RunStore } from "../stores/index.ts";
 import { refuseBelowPeriod, type GrantLedger, type GrantRun } from "../grants/index.ts";

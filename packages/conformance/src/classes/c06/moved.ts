@@ -218,11 +218,14 @@ function uncanonical(sig: string): string {
 
 function malformedMoved(): Vector[] {
   const good = handoff(headOf(PARKED), 20, HOST);
-  const { sig: _sig, ...unsigned } = good;
+  const unsigned: Record<string, Json> = { ...good };
+  delete unsigned.sig;
+  const headless: Record<string, Json> = { ...good };
+  delete headless.head;
   const bad: [string, Json][] = [
     ["extra-member", { ...good, snapshot: SNAP as unknown as Json }],
     ["no-sig", unsigned],
-    ["no-head", (({ head: _h, ...r }) => r)(good)],
+    ["no-head", headless],
     ["sig-short", { ...good, sig: toBase64(new Uint8Array(63)) }],
     ["sig-not-base64", { ...good, sig: "!".repeat(88) }],
     ["sig-uncanonical", { ...good, sig: uncanonical(good.sig as string) }],
