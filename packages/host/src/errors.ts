@@ -30,6 +30,7 @@ export type HostErrorCode =
   | "LimitUnavailable"
   // §5.3 the workspace's own bounded filesystem cannot be made, or another sandbox holds it
   | "DiskLimitUnavailable"
+  | "TreeCopyFailed"
   | "WorkspaceBusy"
   | "CgroupBusy"
   // §6 meters: RAPL, cgroup and /proc readers

@@ -17,3 +17,4 @@ export {
   symlinkAt,
 } from "./at.ts";
 export { createFilesAt, digestAt, hashOpenFile, openDirNoFollow, scanTreeAt, writeFilesAt } from "./tree.ts";
+export { replaceTreeAt } from "./copy.ts";

@@ -7,11 +7,12 @@
 // written back into the workspace directory; the image is removed only after that is on disk, so a
 // crash at any point leaves the image beside the workspace, and the next sandbox on that workspace
 // writes it back first (nothing the unit wrote is lost).
-import { execFileSync } from "node:child_process";
+import { execFileSync, type StdioOptions } from "node:child_process";
 import {
   chmodSync,
   closeSync,
   existsSync,
+  fstatSync,
   lstatSync,
   ftruncateSync,
   mkdtempSync,
@@ -28,6 +29,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { HostError } from "../errors.ts";
 import { diskBytesOf } from "./workspace.ts";
+import { openRoot, replaceTreeAt } from "../fsat/index.ts";
 
 /** Room for the filesystem's own structures (inode tables, journal, directories) beyond the bound. */
 const IMAGE_SLACK_BYTES = 24 << 20;
@@ -50,9 +52,10 @@ export function diskImagePath(ws: string): string {
   return join(dirname(abs), `.${basename(abs)}.sbx-disk`);
 }
 
-function run(file: string, args: readonly string[]): string {
+function run(file: string, args: readonly string[], fd3?: number): string {
   try {
-    return execFileSync(file, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const stdio: StdioOptions = fd3 === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", fd3];
+    return execFileSync(file, args, { encoding: "utf8", stdio });
   } catch (e) {
     const err = (e as { stderr?: string }).stderr ?? String(e);
     throw new HostError("DiskLimitUnavailable", `${file} ${args.join(" ")}: ${err.trim()}`, { cause: e });
@@ -110,60 +113,86 @@ function imageLoop(ws: string): string {
   return "";
 }
 
-/** The tree "$from" replaces that of directory "$to" (emptied first), its attributes included, durably. */
-const REPLACE = [
-  'find "$to" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +',
-  'cp -a -- "$from/." "$to/"',
-  'sync -f "$to"',
-];
+/**
+ * locked runs `f` holding an exclusive flock on the workspace's parent directory, so two write-backs
+ * of one workspace (its sandbox's host and a later command that found it left) run one after the
+ * other, and the second finds nothing to do. Node has no flock: flock(1) takes the lock on the
+ * directory's open file description, which it shares with the descriptor held here (its fd 3), and
+ * the lock lasts until that descriptor is closed.
+ */
+function locked(ws: string, f: () => void): void {
+  const fd = openSync(dirname(ws), "r");
+  try {
+    run("/usr/bin/flock", ["--exclusive", "3"], fd);
+    f();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A filesystem sync of the filesystem holding `dir` (sync -f: syncfs). */
+function syncFs(dir: string): void {
+  run("/usr/bin/sync", ["-f", dir]);
+}
 
 /**
- * privately runs `script` (sh, with `args` as $2…) in a mount namespace of its own, with a fresh
- * empty directory as $1, so that what it mounts goes with it whatever ends it; under a lock on the
- * workspace's parent directory (flock), so two write-backs of one workspace (its sandbox's host and
- * a later command that found it left) run one after the other, and the second finds nothing to do.
+ * detachedRoot opens the root of the filesystem mounted on `dir`, then detaches it from the host's
+ * mount namespace (umount -l): the descriptor keeps it readable, nothing is left mounted on `dir`
+ * if this process dies, and `dir` is the directory underneath again.
  */
-function privately(ws: string, script: readonly string[], args: readonly string[]): void {
-  const at = mkdtempSync(join(tmpdir(), "sbx-writeback-"));
+function detachedRoot(dir: string): number {
+  const fd = openRoot(dir);
   try {
-    const sh = ["set -e", ...script, ...REPLACE].join("\n");
-    const unshare = ["/usr/bin/unshare", "--mount", "--propagation", "private"];
-    run("/usr/bin/flock", [dirname(ws), ...unshare, "/bin/sh", "-c", sh, "sbx-write-back", at, ...args]);
-  } finally {
-    rmdirSync(at);
+    run("/usr/bin/umount", ["-l", dir]);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
   }
+  return fd;
 }
 
 /**
  * writeBack (§5.3) replaces the workspace directory's tree with its image's, makes that durable,
- * and only then unmounts and removes the image. While the image is mounted on the workspace it is
- * read there (other sandboxes' namespaces may hold idle copies of the mount, so the image is never
- * mounted a second time) and the directory is reached underneath it through a bind of its parent,
- * which carries no submount; an image left unmounted by a crash is mounted read-only to be read.
- * Nothing to do when there is no image, or when another write-back has just done it.
+ * and only then removes the image. An image mounted on the workspace is synced, its root opened and
+ * the mount detached, so it is read where it was mounted (other sandboxes' namespaces may hold idle
+ * copies of the mount: it is never mounted a second time) and the directory underneath is the
+ * workspace path again; an image left unmounted by a crash is mounted read-only, aside, to be read.
+ * The copy is relative to open descriptors (fsat replaceTreeAt), so a tree deeper than PATH_MAX is
+ * written back whole. Nothing to do when there is no image, or when another write-back has just
+ * done it (under the lock).
  */
 export function writeBack(ws: string): void {
   const abs = resolve(ws);
   const image = diskImagePath(abs);
-  if (imageLoop(abs) !== "") {
-    privately(
-      abs,
-      [
-        'mount --bind -- "$2" "$1"',
-        'to="$1/$3" from="$4"',
-        // Not a mount here any more: another write-back unmounted it after copying.
-        '[ "$(stat -c %d -- "$from")" != "$(stat -c %d -- "$to")" ] || exit 0',
-      ],
-      [dirname(abs), basename(abs), abs],
-    );
-    if (imageLoop(abs) !== "") run("/usr/bin/umount", ["-l", abs]);
-  } else if (existsSync(image))
-    privately(
-      abs,
-      ['[ -e "$2" ] || exit 0', 'mount -o loop,ro,nosuid,nodev,noexec -- "$2" "$1"', 'to="$3" from="$1"'],
-      [image, abs],
-    );
-  rmSync(image, { force: true });
+  locked(abs, () => {
+    let src: number;
+    if (imageLoop(abs) !== "") {
+      syncFs(abs);
+      src = detachedRoot(abs);
+    } else if (existsSync(image)) {
+      const at = mkdtempSync(join(tmpdir(), "sbx-writeback-"));
+      try {
+        run("/usr/bin/mount", ["-o", "loop,ro,nosuid,nodev,noexec", image, at]);
+        src = detachedRoot(at);
+      } finally {
+        rmdirSync(at);
+      }
+    } else return;
+    try {
+      const dst = openRoot(abs);
+      try {
+        if (fstatSync(dst).dev === fstatSync(src).dev)
+          throw new HostError("DiskLimitUnavailable", `workspace ${abs} is still its image's mount`);
+        replaceTreeAt(src, dst);
+      } finally {
+        closeSync(dst);
+      }
+      syncFs(dirname(abs));
+    } finally {
+      closeSync(src);
+    }
+    rmSync(image, { force: true });
+  });
 }
 
 /**

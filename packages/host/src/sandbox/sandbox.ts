@@ -274,8 +274,16 @@ export function startSandbox(
     const pid = await status.pid;
     const hits = limitHits(cg);
     await killRunCgroup(cg);
-    const disk = bound?.full() === true || workspaceBytes(o.workspace) > provided.workspaceBytes;
-    bound?.release();
+    let disk: boolean;
+    try {
+      disk = bound?.full() === true || workspaceBytes(o.workspace) > provided.workspaceBytes;
+    } catch (e) {
+      // Fail closed: a workspace the host cannot size (more entries than it walks) passed its bound.
+      if (!(e instanceof RangeError)) throw e;
+      disk = true;
+    } finally {
+      bound?.release();
+    }
     const setupFailed =
       pid === null || (reported === null && signal === null && !killed && hits.oomKills === 0);
     return { code: reported ?? code, signal, started: pid !== null, setupFailed, hits: { ...hits, disk } };

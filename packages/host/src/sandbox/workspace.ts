@@ -1,22 +1,47 @@
 // §5.1, §5.3 The workspace: the one writable tree of a sandbox. It is handed to the sandbox's host
 // uid before the run (the unit writes as that uid); its size is bounded as the unit writes (disk.ts)
 // and checked after the run.
-import { lchownSync, lstatSync, readdirSync, type Stats } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fstatSync, lchownSync, type Stats } from "node:fs";
+import { atPath, listAt, lstatAt, openDirAt, openRoot } from "../fsat/index.ts";
 
 /** Most entries a workspace walk visits; a larger workspace is a RangeError. */
 export const MAX_WORKSPACE_ENTRIES = 200_000;
 
-function walk(root: string, visit: (path: string, st: Stats) => void): void {
+/**
+ * walk visits `root` and every entry under it, never following a link, each as the kernel path of
+ * the entry relative to its open directory (fsat): a tree of any depth is walked, one deeper than
+ * PATH_MAX (a unit can make one) included.
+ */
+function walk(root: string, visit: (path: string | Buffer, st: Stats) => void): void {
   let seen = 0;
-  const go = (p: string): void => {
+  const count = (): void => {
     if (++seen > MAX_WORKSPACE_ENTRIES)
       throw new RangeError(`workspace ${root} holds more than ${MAX_WORKSPACE_ENTRIES} entries`);
-    const st = lstatSync(p);
-    visit(p, st);
-    if (st.isDirectory()) for (const name of readdirSync(p)) go(join(p, name));
   };
-  go(root);
+  const go = (dir: number): void => {
+    for (const name of listAt(dir)) {
+      count();
+      const st = lstatAt(dir, name);
+      if (st === null) continue;
+      visit(atPath(dir, name), st);
+      if (!st.isDirectory()) continue;
+      const sub = openDirAt(dir, name);
+      if (sub === null) continue;
+      try {
+        go(sub.fd);
+      } finally {
+        closeSync(sub.fd);
+      }
+    }
+  };
+  const top = openRoot(root);
+  try {
+    count();
+    visit(`/proc/self/fd/${String(top)}`, fstatSync(top));
+    go(top);
+  } finally {
+    closeSync(top);
+  }
 }
 
 /**

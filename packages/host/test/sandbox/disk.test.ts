@@ -172,3 +172,46 @@ test("a workspace that is a mount point of its own is refused DiskLimitUnavailab
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test("what the unit made comes back whole: a tree past PATH_MAX, a FIFO, links, a name that is not text, modes and times", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    // 30 levels of 200-byte names: 6 KB of path, past PATH_MAX (4096), which cp and tar refuse.
+    const r = await inSandbox(
+      `set -e; cd /work; perl -e 'my $d = "d" x 200; for (1 .. 30) { mkdir $d or die; chdir $d or die } open my $f, ">", "f" or die; print $f "deep\\n"'
+       echo one > a; ln a b; ln -s a c; mkfifo p; printf x > "$(printf 'n\\377')"
+       chmod 751 a; touch -h -d @1000000000 c; echo ok`,
+      { workspace: ws },
+    );
+    assert.match(r.stdout.toString(), /ok/);
+    assert.equal(isMountPoint(ws), false);
+    assert.equal(existsSync(diskImagePath(ws)), false);
+    // Read back by a program that walks relative to its cwd (no path it hands the kernel is long).
+    const deep = execFileSync(
+      "/usr/bin/perl",
+      [
+        "-e",
+        'chdir $ARGV[0] or die; for (1 .. 30) { chdir "d" x 200 or die } open my $f, "<", "f" or die; print <$f>',
+        ws,
+      ],
+      { encoding: "utf8" },
+    );
+    assert.equal(deep, "deep\n");
+    const a = statSync(join(ws, "a"));
+    assert.equal(a.mode & 0o7777, 0o751);
+    assert.equal(a.ino, statSync(join(ws, "b")).ino, "a hard link stays one inode");
+    assert.equal(a.nlink, 2);
+    assert.equal(execFileSync("/usr/bin/readlink", [join(ws, "c")], { encoding: "utf8" }), "a\n");
+    assert.equal(
+      execFileSync("/usr/bin/stat", ["-c", "%Y", "--", join(ws, "c")], { encoding: "utf8" }),
+      "1000000000\n",
+    );
+    assert.equal(
+      execFileSync("/usr/bin/stat", ["-c", "%F", "--", join(ws, "p")], { encoding: "utf8" }),
+      "fifo\n",
+    );
+    assert.equal(readFileSync(Buffer.from(`${ws}/n\xff`, "latin1")).toString(), "x");
+  } finally {
+    execFileSync("/bin/rm", ["-rf", "--", ws]);
+  }
+});
