@@ -27,7 +27,16 @@ import {
   type Stats,
 } from "node:fs";
 import { HostError } from "../errors.ts";
-import { atPath, closeQuiet, listAt, lstatAt, openDirAt, openFileAt, readlinkAt, removeTreeAt } from "./at.ts";
+import {
+  atPath,
+  closeQuiet,
+  listAt,
+  lstatAt,
+  openDirAt,
+  openFileAt,
+  readlinkAt,
+  removeTreeAt,
+} from "./at.ts";
 
 /** The most files with several names whose first copy stays open to link the others to (then copied). */
 const MAX_HELD_LINKS = 256;
@@ -114,14 +123,18 @@ function copyEntry(links: Links, src: number, dst: number, name: Buffer): void {
     symlinkSync(target, at);
   } else if (st.isFIFO()) made(dst, name, "/usr/bin/mkfifo", (p) => ["--", p]);
   else if (st.isCharacterDevice() || st.isBlockDevice())
-    made(dst, name, "/usr/bin/mknod", (p) => ["--", p, st.isCharacterDevice() ? "c" : "b", ...devNumbers(st.rdev)]);
+    made(dst, name, "/usr/bin/mknod", (p) => [
+      "--",
+      p,
+      st.isCharacterDevice() ? "c" : "b",
+      ...devNumbers(st.rdev),
+    ]);
   else return; // a socket
   // Neither a link nor a FIFO is opened to set its attributes (a FIFO's open would block).
   lchownSync(at, st.uid, st.gid);
   if (!st.isSymbolicLink()) chmodSync(at, st.mode & 0o7777);
   lutimesSync(at, st.atime, st.mtime);
 }
-
 
 function copyChildren(links: Links, src: number, dst: number): void {
   for (const name of listAt(src)) copyEntry(links, src, dst, name);

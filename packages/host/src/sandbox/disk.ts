@@ -54,7 +54,8 @@ export function diskImagePath(ws: string): string {
 
 function run(file: string, args: readonly string[], fd3?: number): string {
   try {
-    const stdio: StdioOptions = fd3 === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", fd3];
+    const stdio: StdioOptions =
+      fd3 === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", fd3];
     return execFileSync(file, args, { encoding: "utf8", stdio });
   } catch (e) {
     const err = (e as { stderr?: string }).stderr ?? String(e);
