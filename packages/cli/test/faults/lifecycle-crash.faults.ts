@@ -7,7 +7,7 @@
 // and resumed, and then closed. On a real disk directory: SBX_CRASH_DIR (default /var/tmp).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
@@ -95,6 +95,11 @@ test("SIGKILL of the supervisor at every write step of run creation and suspensi
       if (s.code === 0)
         assert.equal((await kinds(store, id)).at(-1), "suspended", `k=${String(k)}: acknowledged`);
       await carryOn(store, id, `k=${String(k)}`);
+      // §5.3: the workspace a killed supervisor's sandbox left on its image was written back.
+      assert.ok(
+        !readFileSync("/proc/self/mountinfo", "utf8").includes(` ${ws} `),
+        `k=${String(k)}: ${ws} left mounted`,
+      );
       return s.code === 0; // the suspension ran to its end: every step was covered
     } finally {
       rmSync(dir, { recursive: true, force: true });

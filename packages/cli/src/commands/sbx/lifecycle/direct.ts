@@ -7,12 +7,11 @@ import { parseCanonical } from "@sbx/wire";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { refuseMoved, SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "@sbx/host";
-import { recoverWorkspace } from "@sbx/host/sandbox";
 import { snapshotRun, type RunStore } from "@sbx/host/stores";
 import { readVerifiedRun, takeRunLock } from "@sbx/host/durable";
 import { readInfo, runPaths } from "@sbx/host/durable";
 import { closeOutcome } from "@sbx/host/durable";
-import { recoverOrphan } from "./orphan.ts";
+import { recoverRun } from "./orphan.ts";
 
 async function manifestOf(store: RunStore, unitId: Digest): Promise<Digest> {
   const bytes = await store.getObject(unitId);
@@ -30,8 +29,8 @@ export async function suspendDirect(
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
   try {
-    // §13.7.4 First, the interval of a supervisor that is gone.
-    await recoverOrphan(store, id, paths, say);
+    // §13.7.4 First, the interval of a supervisor that is gone, and the workspace it left.
+    await recoverRun(store, id, paths, say);
     const { record } = await readVerifiedRun(store, id);
     if (record.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
     refuseMoved(record);
@@ -43,8 +42,6 @@ export async function suspendDirect(
         "RunNotLive",
         "this host holds no workspace of the run to snapshot; close it instead",
       );
-    // A supervisor killed with its sandbox left the workspace on its image (sandbox-attest §5.3).
-    recoverWorkspace(ws);
     const snap = await snapshotRun(store, ws);
     const ref = { fs_root: snap.fs_root, manifest: await manifestOf(store, record.unitId) };
     const head = await store.appendSegment(id, record.head, {
@@ -68,9 +65,7 @@ export async function closeDirect(
   const paths = runPaths(store.root, id);
   const lock = takeRunLock(paths.lock);
   try {
-    await recoverOrphan(store, id, paths, say); // §13.7.4, before anything else
-    const ws = readInfo(paths)?.workspace;
-    if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
+    await recoverRun(store, id, paths, say); // §13.7.4, §5.3, before anything else
     const vr = await readVerifiedRun(store, id);
     if (vr.record.phase === "closed")
       throw new SandboxAttestError("RecordClosed", "the run is closed already");

@@ -1,11 +1,13 @@
 // §13.7.4 A run whose supervisor died: its sandbox outlived it (the processes still in the run's
 // cgroup), and the interval it had open may be unrecorded. `sbx suspend`, `sbx close` and
-// `sbx resume` call recoverOrphan first, under the run's lock and before anything else: it ends
+// `sbx resume` call recoverRun first, under the run's lock and before anything else: it ends
 // what is left in the cgroup and, when the record's head is still the head the interval opened on
 // (nothing recorded it), attests the interval from the cgroup's own counters as a recovered one —
 // outcome `signaled` SIGKILL with `stopped: "SupervisorLost"`, energy `estimated` (ccf models from
 // the cgroup's CPU time and memory, sources `recovered:…`), no journal events — and appends it as
 // the executed segment. Once recorded, the interval's file goes, so it is attested exactly once.
+// recoverRun then writes back the workspace that sandbox left on its image (§5.3).
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { envelopeAddress, parseCanonical, parseDigest, toHex, type Digest } from "@sbx/wire";
 import { signAttestation, type Outcome } from "@sbx/sandbox-attest/attestation";
@@ -13,7 +15,7 @@ import { makeReceipt, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import { providedLevel, statedLevel } from "@sbx/host/sandbox";
+import { providedLevel, recoverWorkspace, statedLevel } from "@sbx/host/sandbox";
 import { faultPoint } from "@sbx/host/store";
 import {
   dropOpenInterval,
@@ -29,7 +31,7 @@ import {
   type OpenInterval,
 } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
-import type { RunPaths } from "@sbx/host/durable";
+import { readInfo, type RunPaths } from "@sbx/host/durable";
 import { runKeyOf } from "./runkey.ts";
 
 /** orphanOf: the open interval of a supervisor that is gone, or null (none, or its supervisor lives). */
@@ -45,6 +47,24 @@ export interface Recovered {
   readonly attestation: Digest | null;
   readonly total_uj: string | null;
   readonly head: Digest;
+}
+
+/**
+ * recoverRun (§13.7.4, §5.3) is what `sbx suspend`, `close` and `resume` do first, under the run's
+ * lock: the interval of a supervisor that is gone (recoverOrphan), then the workspace that
+ * supervisor's sandbox left on its image, written back (recoverWorkspace), before anything (a
+ * resume into another workspace included) makes the run's info name another workspace.
+ */
+export async function recoverRun(
+  store: RunStore,
+  id: Digest,
+  paths: RunPaths,
+  say: (line: string) => void,
+): Promise<Recovered | null> {
+  const r = await recoverOrphan(store, id, paths, say);
+  const ws = readInfo(paths)?.workspace;
+  if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
+  return r;
 }
 
 /** recoverOrphan: see the file comment. The caller holds the run's lock. */

@@ -28,7 +28,7 @@ import { Supervisor, type SupervisorEnd } from "@sbx/host/durable";
 import { durableImageSandbox, pinnedImageOf } from "./image.ts";
 import { policyOfRun } from "@sbx/host/durable";
 import { grantOfRun, type ResumeGrant } from "./granted-resume.ts";
-import { recoverOrphan } from "./orphan.ts";
+import { recoverRun } from "./orphan.ts";
 
 const SNAPSHOT_CODES = new Set(["ObjectMismatch", "ObjectMissing", "BadFsTree"]);
 
@@ -92,8 +92,9 @@ async function restoreAndSupervise(r: RestoreInput, io: Io): Promise<SupervisorE
   let appended = false;
   let granted: ResumeGrant | null = null;
   try {
-    // §13.7.4 First, the interval of a supervisor that is gone (recorded before anything else).
-    await recoverOrphan(r.store, r.id, paths, (l) => io.err(`sbx: ${l}`));
+    // §13.7.4 First, the interval of a supervisor that is gone (recorded before anything else), and
+    // the workspace its sandbox left on its image (§5.3), before the info names another.
+    await recoverRun(r.store, r.id, paths, (l) => io.err(`sbx: ${l}`));
     const vr = await readVerifiedRun(r.store, r.id);
     const rec = vr.record;
     if (rec.phase === "closed") throw new SandboxAttestError("RecordClosed", "the run is closed");
