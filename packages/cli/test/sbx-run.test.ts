@@ -3,7 +3,7 @@
 // signed S5 for a plain child process.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addressOf, canonicalize, type Envelope } from "@sbx/wire";
@@ -147,6 +147,27 @@ test("sbx run --exec-policy: contradictions are usage errors", async () => {
     ])
       assert.equal((await sbxRun(argv)).code, 2, argv.join(" "));
   } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("sbx run without --workspace removes the fresh workspace it made, however deep the unit wrote", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "sbx-run-cli-"));
+  chmodSync(tmp, 0o1777); // a temporary folder as /tmp is: the sandbox's uid reaches what is made in it
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  try {
+    // 30 levels of 200-byte names: a tree past PATH_MAX, which a path-based removal refuses.
+    const deep = `perl -e 'for (1 .. 30) { mkdir "d" x 200 or die; chdir "d" x 200 or die }'; echo made`;
+    const r = await sbxRun(["--json", "--", "/bin/sh", "-c", deep]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal((JSON.parse(r.out) as { workspace: unknown }).workspace, null);
+    // (The sandbox's shared /etc and seccomp folders, sbx-system-*, last until this process exits.)
+    const left = readdirSync(tmp).filter((n) => !n.startsWith("sbx-system-"));
+    assert.deepEqual(left, [], "no workspace is left in the temporary folder");
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
     rmSync(tmp, { recursive: true, force: true });
   }
 });

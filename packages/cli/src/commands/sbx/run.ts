@@ -1,15 +1,15 @@
 // `sbx run -- CMD…`: runs a command as a unit and prints its attested record: the energy figure
 // with its provenance, the journal root and the attestation address (sandbox-attest §6, §7, §8).
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
 import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
 import { runUnit, type RunUnitResult } from "@sbx/host/run";
 import type { SandboxOptions } from "@sbx/host/sandbox";
-import { writeFilesAt } from "@sbx/host/fsat";
+import { openRoot, removeTreeAt, writeFilesAt } from "@sbx/host/fsat";
 import {
   EXIT,
   parseOptions,
@@ -112,6 +112,16 @@ function outcomeText(r: RunUnitResult): string {
   );
 }
 
+/** removeTemporary removes a default workspace, however deep the unit made its tree (fsat). */
+function removeTemporary(ws: string): void {
+  const parent = openRoot(dirname(ws));
+  try {
+    removeTreeAt(parent, basename(ws));
+  } finally {
+    closeSync(parent);
+  }
+}
+
 function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, workspace: string | null) {
   const rec = r.receipt.receipt;
   return {
@@ -151,7 +161,7 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
   else {
     const l = p.limits;
     io.out(
-      `sandbox      workspace ${s.workspace ?? ""} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), ${p.network === "none" ? "no network" : `network: host loopback port${p.network.loopback.length > 1 ? "s" : ""} ${p.network.loopback.join(", ")} only`}`,
+      `sandbox      workspace ${s.workspace ?? "(a temporary one, removed)"} at ${p.workspaceFolder}, user ${p.user.name} (host uid ${p.hostUid}), ${p.network === "none" ? "no network" : `network: host loopback port${p.network.loopback.length > 1 ? "s" : ""} ${p.network.loopback.join(", ")} only`}`,
     );
     io.out(
       `limits       memory ${l.memoryBytes} B, cpu ${l.cpuMillis / 1000}, pids ${l.pids}, /tmp ${p.tmpBytes} B`,
@@ -219,7 +229,8 @@ export const command: Command = {
   --grants ADDR    grant set address, grants_id (§4.3); default: the address of {} (none)
   --level L        state at most L (§9): lowers the level provided, never raises it
   --workspace DIR  the unit's workspace, mounted at /work, the only writable tree; it is handed to
-                   the sandbox's unprivileged host uid (65534). Default: a fresh empty directory
+                   the sandbox's unprivileged host uid (65534). Default: a fresh empty directory,
+                   removed when a one-shot run ends (a durable run keeps it)
   --memory SIZE    memory limit, swap included (default 1 GiB); bytes or 512m, 1G, 1GiB
   --cpus N         CPU limit in CPUs, e.g. 0.5 (default 2); at most this host's CPUs
   --pids N         most processes and threads at once (default 512)
@@ -335,6 +346,8 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       abort.abort();
     };
     process.on("SIGINT", stop).on("SIGTERM", stop);
+    // A one-shot run's default workspace is this run's alone: nothing names it after, so it goes.
+    const temporary = sandbox !== null && values.workspace === undefined;
     let r: RunUnitResult;
     const granted = grant ? await grant.open() : null;
     try {
@@ -369,10 +382,11 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
       await grant?.close();
+      if (temporary) removeTemporary(sandbox.workspace);
     }
     const debit: GrantDebit | undefined = grant?.debit(r);
     const s = {
-      ...summary(r, id, hostKey.did, r.level, sandbox?.workspace ?? null),
+      ...summary(r, id, hostKey.did, r.level, temporary ? null : (sandbox?.workspace ?? null)),
       ...(debit ? { grant: debit } : {}),
     };
     if (values.out) writeOut(values.out, r, unit);
