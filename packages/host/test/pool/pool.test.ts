@@ -27,6 +27,11 @@ const grants = addressOf({ grants: "pool-test" });
 const procState = (pid: number): string =>
   /\) (\S) /.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1] ?? "?";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** ended: whether process `pid` is gone within `ms` (a killed process dies, and is reaped, soon, not at once). */
+async function ended(pid: number, ms = 5000): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < ms; await sleep(20)) if (!isAlive(pid)) return true;
+  return !isAlive(pid);
+}
 
 test("pooled items are real, accrue energy, and a claim prices the run's first receipt", async () => {
   await createPoolDir(dir, { name: "t", manifest: addressOf({ m: 1 }), size: 3, key });
@@ -61,8 +66,7 @@ test("pooled items are real, accrue energy, and a claim prices the run's first r
   const charged = run.receipt.components.filter((x) => x.domain === "warmpool");
   assert.equal(charged.reduce((a, x) => a + BigInt(x.uj), 0n).toString(), c.claim.accrued_uj);
   assert.equal(run.receipt.seq, 0);
-  await sleep(100);
-  assert.ok(!isAlive(items[0]?.idle_pid ?? -1), "the claimed item's idle process ended");
+  assert.ok(await ended(items[0]?.idle_pid ?? -1), "the claimed item's idle process ended");
   await assert.rejects(
     async () => Promise.resolve(claimPoolItem(dir, { unit, grants, key, item: "item-0000" })),
     (e: unknown) => (e as { code?: string }).code === "DoubleClaim",
@@ -77,7 +81,8 @@ test("pooled items are real, accrue energy, and a claim prices the run's first r
   );
   assert.deepEqual(sum.items, { provisioned: 3, resident: 0, claimed: 1, evicted: 2 });
   assert.equal(BigInt(sum.drawn_uj), BigInt(sum.claimed_uj) + BigInt(sum.evicted_uj));
-  for (const it of items) assert.ok(!isAlive(it.idle_pid ?? -1));
+  for (const it of items)
+    assert.ok(await ended(it.idle_pid ?? -1), `idle process ${String(it.idle_pid)} ended`);
 });
 
 test("a log entry of the ledger cut short is refused, never silently accepted", () => {
