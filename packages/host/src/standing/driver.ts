@@ -198,7 +198,11 @@ export class StandingDriver {
       faultPoint("on-event:minted"); // crash tests: the child on the mint ledger, its run not started
       this.#minted++;
       const chain = m.chain as Envelope[];
-      this.#enqueue(n, { seq: m.seq, child: m.childAddress, event: address, chain, state: "unclaimed" }, false);
+      this.#enqueue(
+        n,
+        { seq: m.seq, child: m.childAddress, event: address, chain, state: "unclaimed" },
+        false,
+      );
     } catch (e) {
       this.#replayed(n, address, codeOf(e));
     }
@@ -227,7 +231,9 @@ export class StandingDriver {
   /** ok: every event fed has its result, and every result is a run that exited 0. */
   ok(): boolean {
     const rs = this.#results;
-    return rs.filter((r) => r.n > 0).length === this.#fed && rs.every((r) => r.status === "ran" && r.exit === 0);
+    return (
+      rs.filter((r) => r.n > 0).length === this.#fed && rs.every((r) => r.status === "ran" && r.exit === 0)
+    );
   }
 
   // The same event again: run its child if its minter died before starting it.
@@ -262,7 +268,13 @@ export class StandingDriver {
   // One run: claimed on the run log first (so no child is ever run twice), run, its end written.
   async #runOne(n: number, m: MintedRun, recovered: boolean): Promise<void> {
     const o = this.#o;
-    const which = { n, event: m.event, child: m.child, mint_seq: m.seq, ...(recovered ? { recovered: true as const } : {}) };
+    const which = {
+      n,
+      event: m.event,
+      child: m.child,
+      mint_seq: m.seq,
+      ...(recovered ? { recovered: true as const } : {}),
+    };
     if (o.abort?.aborted === true) {
       const message = "stopped before its run; its child is not started: sbx on-event --pending runs it";
       this.#report({ ...which, status: "refused", code: "Interrupted", message });
@@ -306,7 +318,9 @@ export class StandingDriver {
     try {
       endRun(this.#o.mints, { seq: m.seq, child: m.child }, end);
     } catch (e) {
-      this.#o.warn?.(`sbx on-event: mint ${String(m.seq)}: its run's end could not be written: ${codeOf(e).message}`);
+      this.#o.warn?.(
+        `sbx on-event: mint ${String(m.seq)}: its run's end could not be written: ${codeOf(e).message}`,
+      );
     }
   }
 }
