@@ -112,6 +112,8 @@ const UNUSABLE_HOST = new Set([
   "StoreUnusable",
   "GateUnavailable",
   "PoolMissing",
+  "PoolItemNotParked",
+  "PoolGrantUnsupported",
   "StoreUnreachable",
   "RunNotFound",
   "RunAmbiguous",

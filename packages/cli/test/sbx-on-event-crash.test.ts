@@ -1,5 +1,5 @@
-// A crashed `sbx on-event` loses nothing (jcp §4.6 "Runs driven by events", on-event-runs.ts): a
-// real SIGKILL between a child's mint and the start of its run (the named fault point
+// A crashed `sbx on-event` loses nothing (jcp §4.6 "Runs driven by events", host/src/standing/
+// runlog.ts): a real SIGKILL between a child's mint and the start of its run (the named fault point
 // on-event:minted, host/src/store/fault.ts SBX_STORE_CRASH_ON) leaves the child on the mint ledger
 // with no start on its run log. The same event fed again then runs that child (not EventReplayed),
 // once; the rate still counts that event once; four `--pending` invocations racing for one such
@@ -13,7 +13,7 @@ import { payloadOf } from "@sbx/wire";
 import { readLedger } from "@sbx/host/ledger";
 import { readMintLog } from "@sbx/host/ledger";
 import { readLog } from "@sbx/host/log";
-import { runLogOf } from "../src/commands/sbx/on-event-runs.ts";
+import { runLogOf } from "@sbx/host/standing";
 import { sbx } from "./lifecycle-helpers.ts";
 import { cli, parse, setup } from "./on-event-helpers.ts";
 

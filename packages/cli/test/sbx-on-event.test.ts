@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { payloadOf, type Envelope } from "@sbx/wire";
-import { readLedger } from "@sbx/host/ledger";
+import { readLedger, readMintLog } from "@sbx/host/ledger";
 import { cli, parse, setup } from "./on-event-helpers.ts";
 
 test("a standing policy with rate 3/min fed 10 events starts exactly 3 governed runs", async () => {
@@ -135,6 +135,12 @@ test("on-event and standing mint: usage errors and an older whole-file mint ledg
     const noFile = await cli("sbx", [...s.args, "--events", s.p("none.jsonl"), "--", "true"]);
     assert.equal(noFile.code, 2);
     assert.match(noFile.err, /Unreadable/);
+    // A bad sandbox flag is a usage error before any event is read: nothing is minted for it.
+    const ev = { type: "push", source: "ci", id: "u", at_ms: s.now };
+    const badCpus = await cli("sbx", [...s.args, ...s.events([ev]), "--cpus", "many", "--", "true"]);
+    assert.equal(badCpus.code, 2, badCpus.err);
+    assert.match(badCpus.err, /--cpus/);
+    assert.equal(readMintLog(s.p("mints")).entries.length, 0, "no child minted");
     // A mint ledger of an older jcp (one JSON file) is not appended to: BadLedger, nothing minted.
     writeFileSync(s.p("old-ledger.json"), JSON.stringify({ entries: [], events: [], children: [] }));
     writeFileSync(s.p("ev.json"), JSON.stringify({ type: "push", source: "ci", at_ms: s.now }));

@@ -51,6 +51,10 @@ export type HostErrorCode =
   | "PoolEmpty"
   // §15.4 a claimed item's parked sandbox is gone, not frozen, or has no waiter: never a cold start
   | "PoolItemLost"
+  // §15.4 a claim into a run took an item of a pool without parked sandboxes (pool/claimrun.ts)
+  | "PoolItemNotParked"
+  // §15.4 a claim's grant needs what a parked sandbox cannot take: binds, ports, a gate (pool/claimgrant.ts)
+  | "PoolGrantUnsupported"
   // the append-only log of chained ledgers: another writer extended the head; a broken log
   | "StaleHead"
   | "LogBroken"

@@ -108,16 +108,16 @@ export function prepareGrantRun(
 }
 
 /**
- * grantGate is the run's exec gate under `grant` (GrantRun.gateWith); a usage error when --policy
- * names another policy than the one the grant gives.
+ * checkPolicyFlag: a usage error when --policy names another exec policy than the one the grant's
+ * /exec/ resources make the run's gate (GrantRun.gateWith, composed with `given`, the run's own).
  */
-export function grantGate(
+export function checkPolicyFlag(
   grant: GrantRun,
   given: RunGate | null,
   policyFlag: string | undefined,
-): RunGate | null {
+): void {
+  if (policyFlag === undefined) return;
   const gate = grant.gateWith(given);
-  if (gate !== null && gate !== given && policyFlag !== undefined && policyFlag !== gate.policy)
+  if (gate !== null && gate !== given && policyFlag !== gate.policy)
     throw new UsageError(`--policy ${policyFlag} is not the exec policy the grant gives (${gate.policy})`);
-  return gate;
 }

@@ -24,6 +24,9 @@ export { provisionFigure, residencyFigure } from "./figures.ts";
 export type { Residency } from "./figures.ts";
 export { isAlive, diskBytes } from "./idle.ts";
 export { runClaimed } from "./run.ts";
+export { claimAndRun } from "./claimrun.ts";
+export type { ClaimAndRunOptions, ClaimRunResult } from "./claimrun.ts";
+export { checkClaimGrant, claimWatch, debitClaim, CLAIM_WORKSPACE } from "./claimgrant.ts";
 export type { ClaimedRun } from "./run.ts";
 export {
   claimSandbox,

@@ -1,5 +1,9 @@
 // @sbx/host/run — a real child process run as one attested, metered, journaled interval of a unit.
 export { runUnit } from "./run.ts";
+export { runGranted } from "./granted.ts";
+export type { GrantedRun } from "./granted.ts";
+export { runSummary, writeRunFiles } from "./summary.ts";
+export type { RunSummary } from "./summary.ts";
 export type { GateReport, LiveCheck, RunUnitOptions, RunUnitResult } from "./run.ts";
 export { resolveProgram, programInSandbox, digestFile } from "./program.ts";
 export { findInside, lookupInside, sandboxView, type FoundInside, type SandboxView } from "./view.ts";

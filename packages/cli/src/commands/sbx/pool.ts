@@ -3,12 +3,8 @@
 // interval in it), evict, close, and verify the signed ledger.
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
-import { addressOf, isDigest, parseStrict, type Digest, type JsonObject } from "@sbx/wire";
-import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
-import { checkClaimCharged } from "@sbx/sandbox-attest/warmpool";
+import { isDigest, parseStrict, type Digest, type JsonObject } from "@sbx/wire";
 import { weakestProvenance } from "@sbx/sandbox-attest/energy";
-import { runUnit } from "@sbx/host/run";
-import { writeFilesAt } from "@sbx/host/fsat";
 import {
   ingestManifest,
   parsePinnedImage,
@@ -17,24 +13,22 @@ import {
 } from "@sbx/sandbox-attest/manifest";
 import { EVICTION_REASONS, verifyLedger, type EvictionReason } from "@sbx/sandbox-attest/warmpool";
 import {
+  checkClaimGrant,
+  claimAndRun,
   claimPoolItemOn,
+  CLAIM_WORKSPACE,
   closePoolOn,
-  claimSandbox,
   createPoolDir,
   destroyPoolDir,
   evictPoolItemOn,
   listPoolOn,
-  parkedSandboxOptions,
-  poolPinnedImage,
-  readParked,
   runClaimed,
   type Claimed,
-  type ParkedInfo,
+  type ClaimRunResult,
   type ParkOptions,
   type PoolLedger,
 } from "@sbx/host/pool";
 import type { Limits } from "@sbx/host/sandbox";
-import { HostError } from "@sbx/host";
 import { withManifestImage } from "../../images.ts";
 import {
   EXIT,
@@ -49,8 +43,7 @@ import { readKey } from "@sbx/host/keys";
 import { byteSizeOpt } from "../../bytesize.ts";
 import { poolsDir, poolStoreDir, withPoolLedger } from "@sbx/host/stores";
 import { hostKeyOf } from "@sbx/host/durable";
-import { GRANT_HELP, GRANT_OPTIONS } from "../../flags/grant.ts";
-import { claimWatch, debitClaim, preparePoolGrant } from "./poolgrant.ts";
+import { GRANT_HELP, GRANT_OPTIONS, prepareGrantRun } from "../../flags/grant.ts";
 import { MAX_JSON_BYTES, readInput } from "@sbx/host/files";
 import { TRUST_HELP, TRUST_OPTIONS, trustOf, verdict } from "../../trust.ts";
 
@@ -103,18 +96,6 @@ function parkedOn(
     ...(s.workspaceBytes !== undefined ? { workspaceBytes: s.workspaceBytes } : {}),
     imageRootfs: { rootfs: r.rootfs.dir, tree: r.rootfs.tree, hex: r.rootfs.manifestHex },
   };
-}
-
-/** parkedInfo: a claimed item's parked sandbox as recorded, `PoolItemLost` when there is none. */
-function parkedInfo(itemDir: string): ParkedInfo {
-  const info = readParked(itemDir);
-  if (info === null) throw new HostError("PoolItemLost", `${itemDir} has no parked sandbox`);
-  return info;
-}
-
-/** pinnedOf: runUnit's pinnedImage, where the pool keeps its manifest's environment. */
-function pinnedOf(pinned: string | null | undefined): { pinnedImage?: string | null } {
-  return pinned === undefined ? {} : { pinnedImage: pinned };
 }
 
 function dirArg(positionals: readonly string[]): string {
@@ -296,10 +277,8 @@ async function runInClaim(io: Io, c: Claimed, argv: string[], key: ReturnType<ty
 }
 
 /**
- * claimIntoRun (§15.4): the claim is appended to the ledger first (compare-and-append on the
- * ledger's head: one item, one claim), then the unit runs in the claimed item's parked sandbox as the run's first interval,
- * through runUnit, exactly as `sbx run` meters, journals and attests it; its first receipt carries
- * the claim's warmpool components (provisioning plus accrued residency), checked before printing.
+ * claimIntoRun (§15.4): the flags of a claim into a run read, its grant judged before anything is
+ * claimed, then the host's claimAndRun, and its record printed.
  */
 async function claimIntoRun(
   io: Io,
@@ -317,52 +296,29 @@ async function claimIntoRun(
   },
 ): Promise<number> {
   const key = hostKeyOf(where.store, v.key, (l) => io.err(`sbx: ${l}`));
-  const state = await ledger.open();
-  const manifest = state.descriptor.manifest;
-  // --grant: verified and judged before anything is claimed (poolgrant.ts).
-  const grant = await preparePoolGrant(v, key);
-  const grantsId =
-    grant?.grantsId ?? (v.grants === undefined ? addressOf({}) : digestOpt(v.grants, "grants"));
+  // --grant: verified and judged before anything is claimed (checkClaimGrant).
+  if (v.grant !== undefined && v.grants !== undefined)
+    throw new UsageError("--grant computes grants_id: drop --grants");
+  const grant = prepareGrantRun(v, key, true, { workspace: CLAIM_WORKSPACE });
+  if (grant) await checkClaimGrant(grant);
+  const grantsId = v.grants === undefined ? undefined : digestOpt(v.grants, "grants");
   const timeoutMs = limitInt(v["timeout-ms"], "timeout-ms", 1);
-  const unit = makeUnit({ argv, manifest, level: "S4" });
-  const id = unitId(unit);
-  const c = await claimPoolItemOn(ledger, where.dir, {
-    unit: id,
-    grants: grantsId,
-    key,
-    ...(v.item ? { item: v.item } : {}),
-  });
-  if (!c.parked)
-    throw new UsageError(
-      `${c.claim.item} is not a parked sandbox (a --no-sandbox pool): claim it with --unit`,
-    );
-  const watch = grant ? claimWatch(grant, BigInt(c.claim.accrued_uj)) : null;
-  if (v.out) mkdirSync(v.out, { recursive: true });
   const abort = new AbortController();
   const stop = () => {
     abort.abort();
   };
   process.on("SIGINT", stop).on("SIGTERM", stop);
-  let r: Awaited<ReturnType<typeof runUnit>>;
+  let ran: ClaimRunResult;
   try {
-    r = await runUnit({
+    ran = await claimAndRun(ledger, where.dir, {
       argv,
       hostKey: key,
-      unitId: id,
-      unit,
-      grantsId,
-      manifest,
-      policy: addressOf({}),
-      // The sandbox the item was built as (its image, env, user, folder), and what the pool's
-      // manifest pins, compared before the interval is signed (SandboxMismatch).
-      sandbox: parkedSandboxOptions(c.itemDir, parkedInfo(c.itemDir)),
-      ...pinnedOf(poolPinnedImage(where.dir, manifest)),
-      startSandbox: (a) => claimSandbox(c.itemDir, a),
-      extraComponents: c.components,
-      ...(watch ? { live: watch } : {}),
-      abort: abort.signal,
+      grant,
+      ...(grantsId !== undefined ? { grantsId } : {}),
+      ...(v.item ? { item: v.item } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(v.out ? { outputDir: v.out } : {}),
+      abort: abort.signal,
       onOutput: (stream, data) => {
         writeBytes(io, stream === "stdout" && !v.json ? "out" : "err", data);
       },
@@ -370,24 +326,12 @@ async function claimIntoRun(
   } finally {
     process.off("SIGINT", stop).off("SIGTERM", stop);
   }
-  checkClaimCharged(c.state, c.claim, r.receipt.receipt);
-  // One debit of the receipt's total, which includes the claim's warmpool components.
-  const debit = grant && watch ? debitClaim(grant, watch, r) : undefined;
-  if (v.out) {
-    const json = (x: unknown) => Buffer.from(JSON.stringify(x, null, 2) + "\n", "utf8");
-    writeFilesAt(v.out, [
-      { name: "unit.json", bytes: json(unit) },
-      { name: "claim.json", bytes: json(c.claim) },
-      { name: "attestation.json", bytes: json(r.attestation) },
-      { name: "receipt.json", bytes: json(r.receipt.envelope) },
-      { name: "journal.json", bytes: json({ head: r.journal.head(), events: r.journal.events }) },
-    ]);
-  }
+  const { claimed: c, result: r, debit } = ran;
   const rec = r.receipt.receipt;
   const summary = {
     item: c.claim.item,
     retries: c.retries,
-    unit_id: id,
+    unit_id: ran.unitId,
     outcome: r.outcome,
     interval: r.interval,
     claim: c.claim as unknown as JsonObject,

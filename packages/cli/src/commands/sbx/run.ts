@@ -1,15 +1,20 @@
 // `sbx run -- CMD…`: runs a command as a unit and prints its attested record: the energy figure
 // with its provenance, the journal root and the attestation address (sandbox-attest §6, §7, §8).
-import { closeSync, mkdirSync, mkdtempSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { closeSync, mkdirSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { addressOf, generateKeyPair, isDigest, type Digest } from "@sbx/wire";
 import { LEVELS, makeUnit, unitId, type Level } from "@sbx/sandbox-attest/unit";
-import { weakestProvenance, type EnergyComponent } from "@sbx/sandbox-attest/energy";
+import type { EnergyComponent } from "@sbx/sandbox-attest/energy";
 import { parsePinnedImage } from "@sbx/sandbox-attest/manifest";
-import { runUnit, type RunUnitResult } from "@sbx/host/run";
-import type { SandboxOptions } from "@sbx/host/sandbox";
-import { openRoot, removeTreeAt, writeFilesAt } from "@sbx/host/fsat";
+import {
+  runGranted,
+  runSummary,
+  writeRunFiles,
+  type GrantedRun,
+  type RunSummary,
+  type RunUnitResult,
+} from "@sbx/host/run";
+import { openRoot, removeTreeAt } from "@sbx/host/fsat";
 import {
   EXIT,
   parseOptions,
@@ -20,11 +25,10 @@ import {
   type Io,
 } from "../../command.ts";
 import { readKey } from "@sbx/host/keys";
-import { byteSizeOpt } from "../../bytesize.ts";
+import { intOpt, sandboxOpts, timeoutOpt } from "../../flags/sandbox.ts";
 import { gateOpt } from "./run-gate.ts";
 import { manifestOfFile, withManifestImage } from "../../images.ts";
-import type { GrantDebit } from "@sbx/host/grants";
-import { GRANT_HELP, GRANT_OPTIONS, grantGate, prepareGrantRun } from "../../flags/grant.ts";
+import { GRANT_HELP, GRANT_OPTIONS, checkPolicyFlag, prepareGrantRun } from "../../flags/grant.ts";
 import { isDurable, runDurable } from "./lifecycle/start.ts";
 
 /** The address standing for "none given" (no manifest, no exec policy, no grant set): that of {}. */
@@ -43,52 +47,8 @@ function levelOpt(v: string | undefined): Level | undefined {
   return v as Level;
 }
 
-function intOpt(v: string | undefined, name: string, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d{1,15}$/.test(v) || !Number.isSafeInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer ≥ ${min}`);
-  return n;
-}
-
 type Values = Record<string, string | boolean | readonly string[] | undefined>;
 const str = (v: Values, k: string): string | undefined => (typeof v[k] === "string" ? v[k] : undefined);
-
-/** The sandbox the flags describe (§5), or null for --unsandboxed; contradictions are usage errors. */
-function sandboxOpts(v: Values): SandboxOptions | null {
-  const sandboxOnly = ["workspace", "memory", "cpus", "pids", "tmp-size", "disk", "user"].filter(
-    (k) => v[k] !== undefined,
-  );
-  if (v.unsandboxed === true) {
-    if (sandboxOnly.length > 0)
-      throw new UsageError(`--unsandboxed cannot take --${sandboxOnly.join(", --")}`);
-    return null;
-  }
-  if (v.watch !== undefined)
-    throw new UsageError("--watch is for --unsandboxed runs (a sandbox journals its workspace)");
-  const cpus = str(v, "cpus");
-  if (cpus !== undefined && !/^\d{1,4}(\.\d{1,3})?$/.test(cpus))
-    throw new UsageError("--cpus must be a number such as 1 or 0.5");
-  if (cpus !== undefined && Number(cpus) > availableParallelism())
-    throw new UsageError(`--cpus ${cpus} is more than this host's ${String(availableParallelism())} CPUs`);
-  const limits = {
-    ...(v.memory !== undefined ? { memoryBytes: byteSizeOpt(str(v, "memory"), "memory", 1 << 20) } : {}),
-    ...(cpus !== undefined ? { cpuMillis: Math.round(Number(cpus) * 1000) } : {}),
-    ...(v.pids !== undefined ? { pids: intOpt(str(v, "pids"), "pids", 1) } : {}),
-  } as SandboxOptions["limits"];
-  if (cpus !== undefined && Number(cpus) < 0.01) throw new UsageError("--cpus must be at least 0.01");
-  const ws = str(v, "workspace");
-  const user = str(v, "user");
-  const tmpBytes = byteSizeOpt(str(v, "tmp-size"), "tmp-size", 4096);
-  const disk = byteSizeOpt(str(v, "disk"), "disk", 1);
-  return {
-    workspace: ws === undefined ? mkdtempSync(join(tmpdir(), "sbx-workspace-")) : resolve(ws),
-    ...(limits ? { limits } : {}),
-    ...(user !== undefined ? { user } : {}),
-    ...(tmpBytes !== undefined ? { tmpBytes } : {}),
-    ...(disk !== undefined ? { workspaceBytes: disk } : {}),
-  };
-}
 
 function describe(c: EnergyComponent): string {
   const how =
@@ -122,31 +82,7 @@ function removeTemporary(ws: string): void {
   }
 }
 
-function summary(r: RunUnitResult, unit: Digest, host: string, level: Level, workspace: string | null) {
-  const rec = r.receipt.receipt;
-  return {
-    unit_id: unit,
-    outcome: r.outcome,
-    interval: r.interval,
-    energy: {
-      total_uj: rec.total_uj,
-      provenance: weakestProvenance(rec.components),
-      components: rec.components,
-      absent: rec.absent,
-    },
-    journal: { root: r.journal.head().root, events: r.journal.size },
-    receipt: r.receiptAddress,
-    attestation: r.address,
-    host,
-    level,
-    sandbox: r.provided,
-    limits_hit: r.limits,
-    gate: r.gate,
-    workspace,
-  };
-}
-
-function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): void {
+function printHuman(io: Io, r: RunUnitResult, s: RunSummary): void {
   io.out(`unit         ${s.unit_id}`);
   io.out(`outcome      ${outcomeText(r)} after ${s.interval.end_ms - s.interval.start_ms} ms`);
   io.out(
@@ -176,22 +112,6 @@ function printHuman(io: Io, r: RunUnitResult, s: ReturnType<typeof summary>): vo
     io.out(
       `limits hit   ${[h.oomKills > 0 ? `memory (${h.oomKills} OOM kills)` : "", h.pidsRefused > 0 ? `pids (${h.pidsRefused} forks refused)` : "", h.disk ? "workspace size" : ""].filter((x) => x).join(", ")}`,
     );
-}
-
-/**
- * writeOut writes the record beside stdout and stderr, which the run wrote there as they arrived.
- * DIR may lie in the unit's workspace: the files are written relative to DIR's descriptor, reached
- * without following a link (UnsafePath), each to a fresh exclusive temporary renamed over its name,
- * so a link the unit planted there is replaced, never written through (fsat writeFilesAt).
- */
-function writeOut(dir: string, r: RunUnitResult, unit: unknown): void {
-  const json = (v: unknown) => Buffer.from(JSON.stringify(v, null, 2) + "\n", "utf8");
-  writeFilesAt(dir, [
-    { name: "unit.json", bytes: json(unit) },
-    { name: "attestation.json", bytes: json(r.attestation) },
-    { name: "receipt.json", bytes: json(r.receipt.envelope) },
-    { name: "journal.json", bytes: json({ head: r.journal.head(), events: r.journal.events }) },
-  ]);
 }
 
 export const command: Command = {
@@ -289,9 +209,7 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
       durable: { type: "boolean" },
     });
     if (positionals.length === 0) throw new UsageError("a command after -- is required");
-    const timeoutMs = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1))
-      throw new UsageError("--timeout-ms must be a positive integer");
+    const timeoutMs = timeoutOpt(values["timeout-ms"]);
     const graceMs = intOpt(values["grace-ms"], "grace-ms", 0);
     const maxLevel = levelOpt(values.level);
     // §14.9 --manifest FILE: a pinned devcontainer.json whose image is the unit's system.
@@ -333,8 +251,8 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     const grant = prepareGrantRun(values, hostKey, values.key !== undefined, sandbox);
     if (grant && values.grants !== undefined)
       throw new UsageError("--grant computes grants_id: drop --grants");
-    // A grant's /exec/ resources gate the run, composed with --exec-policy (grant.ts gateWith).
-    const ruled = grant ? grantGate(grant, gate, policyFlag) : gate;
+    // A grant's /exec/ resources gate the run, composed with --exec-policy (runGranted).
+    if (grant) checkPolicyFlag(grant, gate, policyFlag);
     const asked = maxLevel ?? (sandbox ? "S4" : "S0");
     const unit = makeUnit({ argv: positionals, manifest, level: asked });
     const id = unitId(unit);
@@ -348,48 +266,52 @@ exit: 0 the command exited 0, 1 it exited non-zero, was killed or did not start,
     process.on("SIGINT", stop).on("SIGTERM", stop);
     // A one-shot run's default workspace is this run's alone: nothing names it after, so it goes.
     const temporary = sandbox !== null && values.workspace === undefined;
-    let r: RunUnitResult;
-    const granted = grant ? await grant.open() : null;
+    let ran: GrantedRun;
     try {
-      r = await runUnit({
-        argv: positionals,
-        hostKey,
-        unitId: id,
-        unit,
-        grantsId: grant?.grantsId ?? grantsId,
-        manifest,
-        // §14.9.6 What the attested manifest pins, from the manifest itself (a bare address: unknown).
-        ...(fromFile
-          ? { pinnedImage: parsePinnedImage(fromFile.environment.image)?.sha256 ?? null }
-          : manifest === NONE
-            ? { pinnedImage: null }
-            : {}),
-        policy: ruled?.policy ?? policy,
-        ...(ruled ? { execPolicy: ruled.execPolicy } : {}),
-        ...(maxLevel ? { maxLevel } : {}),
-        ...(sandbox ? { sandbox: granted ?? sandbox } : {}),
-        ...(grant ? { live: grant.watch } : {}),
-        ...(timeoutMs ? { timeoutMs } : {}),
-        ...(graceMs !== undefined ? { graceMs } : {}),
-        abort: abort.signal,
-        ...(values.watch ? { watch: values.watch } : {}),
-        ...(values.out ? { outputDir: values.out } : {}),
-        // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
-        onOutput: (stream, data) => {
-          writeBytes(io, stream === "stdout" && !values.json ? "out" : "err", data);
+      ran = await runGranted(
+        {
+          argv: positionals,
+          hostKey,
+          unitId: id,
+          unit,
+          grantsId,
+          manifest,
+          // §14.9.6 What the attested manifest pins, from the manifest itself (a bare address: unknown).
+          ...(fromFile
+            ? { pinnedImage: parsePinnedImage(fromFile.environment.image)?.sha256 ?? null }
+            : manifest === NONE
+              ? { pinnedImage: null }
+              : {}),
+          policy,
+          ...(gate ? { execPolicy: gate.execPolicy } : {}),
+          ...(maxLevel ? { maxLevel } : {}),
+          ...(sandbox ? { sandbox } : {}),
+          ...(timeoutMs ? { timeoutMs } : {}),
+          ...(graceMs !== undefined ? { graceMs } : {}),
+          abort: abort.signal,
+          ...(values.watch ? { watch: values.watch } : {}),
+          ...(values.out ? { outputDir: values.out } : {}),
+          // With --json, stdout carries the JSON alone: the command's own output goes to stderr.
+          onOutput: (stream, data) => {
+            writeBytes(io, stream === "stdout" && !values.json ? "out" : "err", data);
+          },
         },
-      });
+        grant,
+      );
     } finally {
       process.off("SIGINT", stop).off("SIGTERM", stop);
-      await grant?.close();
       if (temporary) removeTemporary(sandbox.workspace);
     }
-    const debit: GrantDebit | undefined = grant?.debit(r);
+    const { result: r, debit } = ran;
     const s = {
-      ...summary(r, id, hostKey.did, r.level, temporary ? null : (sandbox?.workspace ?? null)),
+      ...runSummary(r, {
+        unitId: id,
+        host: hostKey.did,
+        workspace: temporary ? null : (sandbox?.workspace ?? null),
+      }),
       ...(debit ? { grant: debit } : {}),
     };
-    if (values.out) writeOut(values.out, r, unit);
+    if (values.out) writeRunFiles(values.out, r, unit);
     if (values.json) printJson(io, s);
     else printHuman(io, r, s);
     if (debit && !values.json)

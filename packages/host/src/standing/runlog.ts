@@ -1,5 +1,5 @@
 // The run log of a mint ledger (jcp §4.6 "Runs driven by events"): which minted children a run was
-// started for, so that a child minted by an `sbx on-event` that died before its run started is not
+// started for, so that a child minted by a standing driver (./driver.ts, `sbx on-event`) that died before its run started is not
 // lost. It is an append-only log (@sbx/host/log) in the mint ledger's folder, `<mints>/runs/`, whose
 // entries are `{run: "started", seq, child, event, holder}` (written right before the child's run
 // starts: `holder` is the writing process's pid and start ticks) and `{run: "ended", seq, child,
@@ -22,11 +22,10 @@ import { join } from "node:path";
 import { canonicalBytes, parseStrict, payloadOf, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
 import { StandingMinter, type StandingGrant } from "@sbx/jcp-grant/standing";
 import type { ResolveOptions } from "@sbx/jcp-grant/grant";
-import { isHostError } from "@sbx/host";
-import { startTicks } from "@sbx/host/durable";
-import { appendLog, readLog, type LogState } from "@sbx/host/log";
-import { CliError } from "../../errors.ts";
-import { readMintLog } from "@sbx/host/ledger";
+import { HostError, isHostError } from "../errors.ts";
+import { startTicks } from "../durable/lock.ts";
+import { appendLog, readLog, type LogState } from "../log/index.ts";
+import { readMintLog } from "../ledger/index.ts";
 
 /** Where a mint ledger's run log lives. */
 export function runLogOf(mints: string): string {
@@ -78,8 +77,8 @@ interface Ended extends RunEnd {
   readonly child: Digest;
 }
 
-function bad(dir: string, seq: number, what: string): CliError {
-  return new CliError("BadLedger", `${dir}: entry ${seq} ${what}`);
+function bad(dir: string, seq: number, what: string): HostError {
+  return new HostError("BadLedger", `${dir}: entry ${seq} ${what}`);
 }
 
 const isInt = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
@@ -96,7 +95,7 @@ function openEntry(dir: string, seq: number, payload: Uint8Array): Started | End
   try {
     v = parseStrict(payload, { maxBytes: MAX_ENTRY_BYTES, maxDepth: 4 });
   } catch (e) {
-    throw new CliError("BadLedger", `${dir}: entry ${seq} is not JSON`, { cause: e });
+    throw new HostError("BadLedger", `${dir}: entry ${seq} is not JSON`, { cause: e });
   }
   const o = (typeof v === "object" && v !== null && !Array.isArray(v) ? v : {}) as Record<string, unknown>;
   const keys = Object.keys(o).sort().join(",");
@@ -249,7 +248,7 @@ export function claimRun(
     const children = ml.entries.map((env) => payloadOf(env) as { child: Digest; event: Digest });
     const m = children[run.seq - 1];
     if (m === undefined || m.child !== run.child || m.event !== run.event)
-      throw new CliError("BadLedger", `${mints}: mint ${run.seq} is not child ${run.child}`);
+      throw new HostError("BadLedger", `${mints}: mint ${run.seq} is not child ${run.child}`);
     const state = readRunLog(mints, children);
     const held = state.started.get(run.seq);
     const restart = held !== undefined && rerun && !state.ended.has(run.seq) && !isAlive(held.holder);
