@@ -1,11 +1,12 @@
 // §13.7.4 A run whose supervisor died: its sandbox outlived it (the processes still in the run's
 // cgroup), and the interval it had open may be unrecorded. `sbx suspend`, `sbx close` and
 // `sbx resume` call recoverOrphan first, under the run's lock and before anything else: it ends
-// what is left in the cgroup and, when the record's head is still the head the interval opened on
+// what is left in the cgroup, writes back the workspace it left on its bounded image (§5.3) and, when the record's head is still the head the interval opened on
 // (nothing recorded it), attests the interval from the cgroup's own counters as a recovered one —
 // outcome `signaled` SIGKILL with `stopped: "SupervisorLost"`, energy `estimated` (ccf models from
 // the cgroup's CPU time and memory, sources `recovered:…`), no journal events — and appends it as
 // the executed segment. Once recorded, the interval's file goes, so it is attested exactly once.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { envelopeAddress, parseCanonical, parseDigest, toHex, type Digest } from "@sbx/wire";
 import { signAttestation, type Outcome } from "@sbx/sandbox-attest/attestation";
@@ -13,7 +14,7 @@ import { makeReceipt, weakestProvenance } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import { parseUnit } from "@sbx/sandbox-attest/unit";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import { providedLevel, statedLevel } from "@sbx/host/sandbox";
+import { providedLevel, recoverWorkspace, statedLevel } from "@sbx/host/sandbox";
 import { faultPoint } from "@sbx/host/store";
 import {
   dropOpenInterval,
@@ -21,6 +22,7 @@ import {
   EXEC_POLICY_LABEL,
   keepJournal,
   NO_MANIFEST,
+  readInfo,
   readOpenInterval,
   readVerifiedRun,
   removeOrphanCgroups,
@@ -36,6 +38,17 @@ import { runKeyOf } from "./runkey.ts";
 export function orphanOf(paths: RunPaths): OpenInterval | null {
   const o = readOpenInterval(paths.interval);
   return o !== null && supervisorGone(o) ? o : null;
+}
+
+/**
+ * writeBackLeft writes back the workspace a dead supervisor left mounted on its bounded image
+ * (sandbox-attest §5.3), once the processes that used it are ended: whether the run is then
+ * suspended from it, resumed elsewhere by restore or closed, the directory holds what the unit
+ * wrote and nothing stays mounted on it.
+ */
+function writeBackLeft(paths: RunPaths): void {
+  const ws = readInfo(paths)?.workspace;
+  if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
 }
 
 /** What recoverOrphan did: nothing (null), or the supervisor it found gone and what it recorded. */
@@ -58,6 +71,7 @@ export async function recoverOrphan(
   if (o === null) return null;
   const vr = await readVerifiedRun(store, id);
   const reading = await endOrphan(o);
+  writeBackLeft(paths);
   const rec = vr.record;
   if (rec.head !== o.head || rec.phase !== "active") {
     removeOrphanCgroups(o);
@@ -115,6 +129,7 @@ export async function recoverOrphan(
   await store.putSigned(attestation);
   faultPoint("durable:recovered-stored");
   const head = await store.appendSegment(id, rec.head, { kind: "executed", attestation: address });
+  faultPoint("durable:recovered-appended"); // the file still names the old head: not attested again
   dropOpenInterval(paths.interval);
   removeOrphanCgroups(o);
   say(
