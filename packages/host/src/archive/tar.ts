@@ -122,7 +122,7 @@ export function readArchiveStream(
   read: ReadInto,
   limits: ArchiveLimits,
   onMember: (m: ArchiveMember) => void,
-  onHeader?: (name: string, size: number) => MemberSink | undefined | void,
+  onHeader?: (name: string, size: number) => MemberSink | undefined,
 ): void {
   const seen = new Set<string>();
   let total = 0;
