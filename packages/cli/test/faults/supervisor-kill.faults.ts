@@ -360,7 +360,8 @@ async function interrupted(
 }
 
 test("Ctrl-C twice 50 ms apart: the run is parked, the second is ignored and said", async () => {
-  const r = await interrupted(2, 50);
+  // 64 MiB of workspace: the parking (its snapshot) outlasts the 50 ms to the second Ctrl-C.
+  const r = await interrupted(2, 50, 64 << 20);
   try {
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /this Ctrl-C is ignored/);
