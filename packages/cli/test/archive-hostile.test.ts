@@ -10,10 +10,13 @@ import {
   closeSync,
   existsSync,
   ftruncateSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
+  rmSync,
+  statfsSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -173,4 +176,61 @@ test("hostile archive: a 1 GiB archive is read member by member: refused early, 
   assert.ok(Number.isFinite(maxRssKiB) && maxRssKiB > 0, r.stderr);
   assert.ok(maxRssKiB < 256 * 1024, `max RSS ${maxRssKiB} KiB for a 1 GiB archive`);
   assert.equal(existsSync(join(d, "s")), false);
+});
+
+test("hostile archive: a record and signed members over 64 MiB in all are BadArchive, from the header", () => {
+  const format = { name: "sandbox.runarchive/1", data: new Uint8Array(0) };
+  const big = { name: `signed/${"a".repeat(64)}.json`, data: new Uint8Array(65 << 20) };
+  const bytes = writeArchive([format, big]);
+  let read = 0;
+  const reader = (buf: Uint8Array): number => {
+    const n = Math.min(buf.length, bytes.length - read);
+    buf.set(bytes.subarray(read, read + n));
+    read += n;
+    return n;
+  };
+  assert.equal(
+    codeOf(() => openRunArchive(reader, [HOST])),
+    "BadArchive",
+  );
+  assert.equal(read, 1024, "refused before the member's content was read");
+});
+
+test("hostile archive: 384 MiB of objects that hash to their names is staged on disk, not held: max RSS bounded, nothing left", () => {
+  const d = mkdtempSync(join("/var/tmp", "sbx-arh-"));
+  try {
+    // The format member, then four 96 MiB objects, each its own address, and no record: every
+    // member is admitted and read before the archive is refused (ArchiveIncomplete) at its end.
+    const path = join(d, "objects.tar");
+    const fd = openSync(path, "w");
+    writeSync(fd, writeArchive([{ name: "sandbox.runarchive/1", data: new Uint8Array(0) }]).subarray(0, 512));
+    for (let i = 0; i < 4; i++) {
+      const data = new Uint8Array(96 << 20).fill(i + 1);
+      const one = writeArchive([{ name: `objects/${digestBytes(data).slice(7)}`, data }]);
+      writeSync(fd, one.subarray(0, one.length - 1024));
+    }
+    writeSync(fd, new Uint8Array(1024));
+    closeSync(fd);
+    const staging = join(d, "tmp");
+    mkdirSync(staging);
+    const before = statfsSync(staging);
+    const r = spawnSync(
+      "/usr/bin/time",
+      ["-f", "%M", process.execPath, SBX, "import", path, "--store", join(d, "s"), "--any-signer"],
+      { encoding: "utf8", env: { ...process.env, TMPDIR: staging } },
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /ArchiveIncomplete/);
+    const maxRssKiB = Number(r.stderr.trim().split("\n").at(-1));
+    assert.ok(Number.isFinite(maxRssKiB) && maxRssKiB > 0, r.stderr);
+    assert.ok(maxRssKiB < 256 * 1024, `max RSS ${maxRssKiB} KiB for 384 MiB of objects`);
+    // What was staged (a nameless file in $TMPDIR) is gone with the import.
+    assert.deepEqual(readdirSync(staging), []);
+    assert.equal(existsSync(join(d, "s")), false);
+    const after = statfsSync(staging);
+    assert.ok(before.bfree * before.bsize - after.bfree * after.bsize < 64 << 20, "the staging was freed");
+    console.log(`384 MiB of objects: ArchiveIncomplete, max RSS ${maxRssKiB} KiB`);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
 });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { unsupportedResources } from "@sbx/host/grants";
+import { unboundedResources, unsupportedResources } from "@sbx/host/grants";
 import { runCli } from "../src/main.ts";
 
 async function cli(tool: "sbx" | "jcp", argv: string[]) {
@@ -38,6 +38,25 @@ test("unsupportedResources: what the host maps is enforced, everything else is n
   ];
   cases.forEach(([resources, actions, want], i) => {
     assert.deepEqual(unsupportedResources(scope(resources, actions), "/work"), want, `case ${i}`);
+  });
+});
+
+test("unboundedResources: with write, every host folder but the workspace is named (no disk bound, §5.3 item 2)", () => {
+  const scope = (resources: string[], actions: string[]) => ({ resources, actions });
+  const cases: [string[], string[], string[]][] = [
+    [["/fs/work/**", "/fs/work/sub/**", "/fs/data/**"], ["read"], []],
+    [["/fs/work/**", "/fs/work/sub/**", "/net/127.0.0.1/80"], ["connect", "write"], []],
+    [
+      ["/fs/work/**", "/fs/data/**", "/fs/srv/f"],
+      ["read", "write"],
+      ["/fs/data/**", "/fs/srv/f"],
+    ],
+    [["/fs/work", "/fs/data/**"], ["write"], ["/fs/data/**"]],
+    // Named no one path, or under the system: ResourceUnsupported's, not these.
+    [["/fs/work/**", "/fs/**", "/fs/etc/**", "/fs/home/*/x"], ["write"], []],
+  ];
+  cases.forEach(([resources, actions, want], i) => {
+    assert.deepEqual(unboundedResources(scope(resources, actions), "/work"), want, `case ${i}`);
   });
 });
 

@@ -156,42 +156,62 @@ test("under /fs/work/** only, no other host path is readable or writable and not
   }
 });
 
-test("a granted host path is bound read-only with read, writable with write, and nothing beside it", async () => {
+test("a granted host path is bound read-only with read, and nothing beside it", async () => {
   const host = mkdtempSync("/var/tmp/sbx-grant-host-");
   chmodSync(host, 0o755);
-  for (const d of ["ro", "rw", "other"]) {
+  for (const d of ["ro", "other"]) {
     mkdirSync(join(host, d), { mode: 0o777 });
     chmodSync(join(host, d), 0o777);
     writeFileSync(join(host, d, "f"), `${d}\n`, { mode: 0o644 });
   }
+  const s = await setup(
+    [
+      [`/fs${host}/ro/**`, ["read"]],
+      ["/fs/work/**", ["read"]],
+    ],
+    "100J",
+  );
   try {
-    for (const [action, want] of [
-      ["read", "ro\nRO-READ\n"],
-      ["write", "rw\nRW-READ\nRW-WROTE\n"],
-    ] as const) {
-      const sub = action === "read" ? "ro" : "rw";
-      const s = await setup(
-        [
-          [`/fs${host}/${sub}/**`, [action]],
-          ["/fs/work/**", [action]],
-        ],
-        "100J",
-      );
-      try {
-        const probe = [
-          `cat ${host}/${sub}/f && echo ${sub.toUpperCase()}-READ`,
-          `(echo x > ${host}/${sub}/new) 2>/dev/null && echo ${sub.toUpperCase()}-WROTE`,
-          `cat ${host}/other/f 2>/dev/null && echo OTHER-READ`,
-          "true",
-        ].join("; ");
-        const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
-        assert.equal(r.code, 0, r.err);
-        assert.equal(r.err, want.trimEnd(), `${action}: ${r.err}`);
-      } finally {
-        rmSync(s.dir, { recursive: true, force: true });
-      }
-    }
+    const probe = [
+      `cat ${host}/ro/f && echo RO-READ`,
+      `(echo x > ${host}/ro/new) 2>/dev/null && echo RO-WROTE`,
+      `cat ${host}/other/f 2>/dev/null && echo OTHER-READ`,
+      "true",
+    ].join("; ");
+    const r = await cli("sbx", [...s.runArgs, "--json", "--", "bash", "-c", probe]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, "ro\nRO-READ");
   } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+    rmSync(host, { recursive: true, force: true });
+  }
+});
+
+// sandbox-attest §5.3 item 2, §5.6 item 2: a host folder granted `write` would be a writable place
+// the kernel does not bound (only the workspace, /tmp and /dev/shm are): refused before anything
+// runs or is debited, each such resource named.
+test("a granted host path with write is refused DiskLimitUnavailable, naming it, before anything runs", async () => {
+  const host = mkdtempSync("/var/tmp/sbx-grant-host-");
+  chmodSync(host, 0o777);
+  const rw = `/fs${host}/**`;
+  const s = await setup(
+    [
+      [rw, ["write"]],
+      ["/fs/work/**", ["write"]],
+    ],
+    "100J",
+  );
+  try {
+    const fill = `echo ran > /work/ran; head -c 1048576 /dev/zero > ${host}/fill`;
+    const r = await cli("sbx", [...s.runArgs, "--", "sh", "-c", fill]);
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /DiskLimitUnavailable/);
+    assert.ok(r.err.includes(rw), r.err);
+    assert.equal(existsSync(s.p("ws/ran")), false, "nothing ran");
+    assert.equal(existsSync(join(host, "fill")), false, "nothing was written on the host");
+    assert.equal(existsSync(s.p("ledger")), false, "nothing was debited");
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
     rmSync(host, { recursive: true, force: true });
   }
 });

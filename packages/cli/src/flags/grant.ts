@@ -24,8 +24,9 @@ export const GRANT_HELP = `  --grant CHAIN|SET  run under a JCP grant chain file
                    resources, the energy is debited on the chains in order, each up to what is
                    left along it; see sandbox-attest §5.6 item 7): verified now against
                    --trust, grants_id is its leaf's grant set; the leaf's /fs/… resources are the
-                   only host paths bound in (read-only, writable with write; /fs/work/** is the
-                   workspace and is required); /net/127.0.0.1/PORT with connect reaches that host
+                   only host paths bound in (read-only; /fs/work/** is the workspace and is
+                   required, writable with write; another folder with write is refused,
+                   DiskLimitUnavailable: it would have no disk bound); /net/127.0.0.1/PORT with connect reaches that host
                    port and nothing else (no network otherwise); /exec/blake3:<hex> with exec
                    names every program the unit may run (an allowlist gate, with --exec-policy
                    composed; /exec/** any; no /exec/ resource: no restriction by the grant);

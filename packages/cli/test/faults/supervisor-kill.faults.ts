@@ -1,8 +1,10 @@
 // A dead supervisor never loses an interval (sandbox-attest §13.10a item 8): the supervisor of a
 // durable run is killed with SIGKILL at every named fault point of a run (the interval opened),
-// of its suspension (receipt, attestation, executed segment, snapshot) and of a resumption by
-// restore (restored, resumed segment, the interval opened), and at no point at all (kill -9 while
-// the agent runs); its sandbox outlives it, `sbx runs` and `sbx show` say the supervisor is gone,
+// of its suspension (receipt, attestation, executed segment, snapshot), of a resumption by restore
+// (restored, resumed segment, the interval opened) and of a resumption in place of a frozen run
+// (resumed segment, the interval opened before the thaw), and at no point at all (kill -9 while the
+// agent runs, or while it is frozen); the command recovering an orphan is killed too (recovered
+// interval stored, appended); its sandbox outlives it, `sbx runs` and `sbx show` say the supervisor is gone,
 // and the next suspend, close or resume first attests the orphaned interval from the cgroup's
 // counters (recovered: stopped SupervisorLost, estimated). After carrying each run on to its close,
 // its record holds exactly one executed segment per interval that ran, and verifies. Then Ctrl-C
@@ -10,9 +12,9 @@
 // processes with the interval still attested. On a real disk directory: SBX_CRASH_DIR.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
@@ -185,6 +187,152 @@ for (const point of RESUME_POINTS)
     }
   });
 
+// Points of a resumption in place (`sbx resume` of a frozen run, answered by its own supervisor):
+// the resumed segment appended (nothing ran since), and the interval opened before the thaw (its
+// second, a frozen one). The same `sbx resume`, finding the supervisor gone when it asks again,
+// recovers what it left (attesting the interval only when unrecorded), then refuses: the run is
+// active (PhaseViolation); it is suspended from its workspace, resumed and closed.
+const THAW_POINTS: [string, boolean][] = [
+  ["durable:resumed-appended", false],
+  ["durable:interval-opened#2", true],
+];
+
+for (const [point, unrecorded] of THAW_POINTS)
+  test(`SIGKILL of the supervisor thawing a frozen run at ${point}: each interval attested once`, async () => {
+    const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+    try {
+      const store = join(dir, "store");
+      FileStore.open(store, { create: true });
+      const ws = workspaceWithAgent(join(dir, "ws"));
+      const id = await startAgentRun({ store, ws, env: { SBX_STORE_CRASH_ON: point } });
+      assert.equal((await sbx(["suspend", id, "--store", store])).code, 0, `${point}: frozen`);
+      const r = await sbx(["resume", id, "--store", store]);
+      assert.equal(r.code, 1, `${point}: the supervisor died while resuming: ${r.out}${r.err}`);
+      assert.match(r.err, /supervisor \(pid \d+\) is gone/, `${point}: ${r.err}`);
+      assert.equal(/was recovered from the cgroup's counters/.test(r.err), unrecorded, `${point}: ${r.err}`);
+      assert.match(r.err, /PhaseViolation/, `${point}: ${r.err}`);
+      const s = await sbx(["suspend", id, "--release", "--store", store]);
+      assert.equal(s.code, 0, `${point}: ${s.err}`);
+      assert.doesNotMatch(s.err, /supervisor/, `${point}: recovered once: ${s.err}`);
+      const ran = unrecorded ? ["executed"] : [];
+      const parked = ["executed", "suspended", "resumed", ...ran, "suspended"];
+      assert.deepEqual(await kinds(store, id), parked, point);
+      if (unrecorded)
+        assert.equal((await outcomes(store, id))[1], "signaled stopped SupervisorLost estimated", point);
+      const expect = [...parked, "resumed", "executed", "closed"];
+      await closeAndCheck(store, id, join(dir, "ws2"), expect, point);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+/** A run whose supervisor was killed with SIGKILL while the agent sits at step 2. */
+async function orphanedRun(dir: string): Promise<{ store: string; id: Digest }> {
+  const store = join(dir, "store");
+  FileStore.open(store, { create: true });
+  const ws = workspaceWithAgent(join(dir, "ws"));
+  const r = await sbx(["run", "--detach", "--store", store, "--workspace", ws, ...AGENT]);
+  assert.equal(r.code, 0, r.err);
+  const id = runIdOf(r.out);
+  await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+  process.kill(Number(/background by pid (\d+)/.exec(r.err)?.[1]), "SIGKILL");
+  await settled(store);
+  return { store, id };
+}
+
+// Points of the recovery itself (the command that attests the orphaned interval is killed too):
+// its receipt and attestation stored, and its executed segment appended, the interval file kept.
+const RECOVERY_POINTS: [string, boolean][] = [
+  ["durable:recovered-stored", true],
+  ["durable:recovered-appended", false],
+];
+
+for (const [point, again] of RECOVERY_POINTS)
+  test(`SIGKILL of the recovering sbx suspend at ${point}: the interval is attested once`, async () => {
+    const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+    try {
+      const { store, id } = await orphanedRun(dir);
+      const s = await sbx(["suspend", id, "--release", "--store", store], { SBX_STORE_CRASH_ON: point });
+      assert.notEqual(s.code, 0, `${point}: the recovering command died`);
+      await settled(store);
+      assert.deepEqual(await kinds(store, id), again ? [] : ["executed"], point);
+      await saysGone(store, id, point);
+      assert.equal(await suspendOrphan(store, id, point), again, point);
+      assert.deepEqual(await kinds(store, id), ["executed", "suspended"], point);
+      assert.deepEqual(await outcomes(store, id), ["signaled stopped SupervisorLost estimated"], point);
+      const expect = ["executed", "suspended", "resumed", "executed", "closed"];
+      await closeAndCheck(store, id, join(dir, "ws2"), expect, point);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+test("sbx close of a run whose supervisor was killed: the interval is recovered, then closed", async () => {
+  const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+  try {
+    const { store, id } = await orphanedRun(dir);
+    const c = await sbx(["close", id, "--store", store]);
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.err, /was recovered from the cgroup's counters/, c.err);
+    assert.deepEqual(await kinds(store, id), ["executed", "closed"]);
+    assert.deepEqual(await outcomes(store, id), ["signaled stopped SupervisorLost estimated"]);
+    const v = await sbx(["verify", id, "--store", store, "--trust", join(store, "host-key.pub.pem")]);
+    assert.equal(v.code, 0, `verify ${v.out}${v.err}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sbx resume of a run whose supervisor was killed while active: recovered first, then PhaseViolation", async () => {
+  const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+  try {
+    const { store, id } = await orphanedRun(dir);
+    const r = await sbx(["resume", id, "--store", store, "--workspace", join(dir, "ws1"), ...AGENT]);
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /was recovered from the cgroup's counters/, r.err);
+    assert.match(r.err, /PhaseViolation/, r.err);
+    assert.deepEqual(await kinds(store, id), ["executed"]);
+    // Recovered once: the suspension that follows finds no supervisor gone.
+    const s = await sbx(["suspend", id, "--release", "--store", store]);
+    assert.equal(s.code, 0, s.err);
+    assert.doesNotMatch(s.err, /supervisor/, s.err);
+    const expect = ["executed", "suspended", "resumed", "executed", "closed"];
+    await closeAndCheck(store, id, join(dir, "ws2"), expect, "resume");
+    assert.deepEqual((await outcomes(store, id))[0], "signaled stopped SupervisorLost estimated");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("SIGKILL of the supervisor of a frozen run: resume ends what it left and restores, nothing attested again", async () => {
+  const dir = mkdtempSync(join(DISK, "sbx-supkill-"));
+  const ws = workspaceWithAgent(join(dir, "ws"));
+  try {
+    const store = join(dir, "store");
+    const r = await sbx(["run", "--detach", "--store", store, "--workspace", ws, ...AGENT]);
+    assert.equal(r.code, 0, r.err);
+    const id = runIdOf(r.out);
+    await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
+    assert.equal((await sbx(["suspend", id, "--store", store])).code, 0, "frozen");
+    process.kill(Number(/background by pid (\d+)/.exec(r.err)?.[1]), "SIGKILL");
+    await saysGone(store, id, "frozen");
+    const expect = ["executed", "suspended", "resumed", "executed", "closed"];
+    await closeAndCheck(store, id, join(dir, "ws2"), expect, "frozen");
+    const o = await outcomes(store, id);
+    assert.ok(
+      o.every((x) => !x.includes("SupervisorLost")),
+      o.join(),
+    );
+    // What the dead supervisor left on its bounded image was written back, nothing left mounted.
+    assert.equal(statSync(ws).dev, statSync(dir).dev, "the old workspace is not left mounted on its image");
+    assert.equal(fileIs(join(ws, "state")), "2", "the old workspace holds what the unit wrote");
+  } finally {
+    // Should the check above fail, the image left mounted goes first, so the failure is what is told.
+    if (statSync(ws).dev !== statSync(dir).dev) spawnSync("/usr/bin/umount", ["-l", ws]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /** The lines by which the supervisor acknowledges a Ctrl-C (parking, ignored, killing). */
 const ACKED = /parking the run \(|this Ctrl-C is ignored|killing the run's processes/g;
 
@@ -255,6 +403,11 @@ test("Ctrl-C three times within 2 s: the run's processes are killed, the interva
     const k = await kinds(r.store, id);
     assert.equal(k.filter((x) => x === "executed").length, 1, `one executed segment: ${k.join(" ")}`);
     assert.equal(k[0], "executed", k.join(" "));
+    // Attested by the parking under way (signed, verifying), not recovered as lost.
+    const o = await outcomes(r.store, id);
+    assert.ok(o[0]?.startsWith("signaled ") && !o[0].includes("SupervisorLost"), o.join());
+    const v = await sbx(["verify", id, "--store", r.store, "--trust", join(r.store, "host-key.pub.pem")]);
+    assert.equal(v.code, 0, `verify ${v.out}${v.err}`);
   } finally {
     rmSync(r.dir, { recursive: true, force: true });
   }

@@ -10,4 +10,5 @@ export {
 } from "./run.ts";
 export type { ImportResult, OpenedArchive } from "./run.ts";
 export { readArchive, readArchiveStream, writeArchive } from "./tar.ts";
-export type { ArchiveLimits, ArchiveMember, ReadInto } from "./tar.ts";
+export type { ArchiveLimits, ArchiveMember, MemberSink, ReadInto } from "./tar.ts";
+export type { PlainObjects } from "./staged.ts";

@@ -12,7 +12,6 @@ import {
   assertEnvelopeShape,
   bytesEqual,
   canonicalBytes,
-  digestBytes,
   envelopeAddress,
   formatDigest,
   fromHex,
@@ -28,17 +27,30 @@ import { decodeRecord, type RunRecord } from "@sbx/sandbox-attest/runrecord";
 import { HostError } from "../errors.ts";
 import type { FileStore } from "../store/filestore.ts";
 import { storeObjects } from "../store/verifyfiles.ts";
-import { readArchiveStream, readArchive, writeArchive, type ArchiveMember, type ReadInto } from "./tar.ts";
+import {
+  readArchiveStream,
+  readArchive,
+  writeArchive,
+  type ArchiveMember,
+  type MemberSink,
+  type ReadInto,
+} from "./tar.ts";
+import { inMemory, staged, type PlainHolder, type PlainObjects } from "./staged.ts";
 import { unitCitesOf } from "../durable/cited.ts";
 import { journalNodesOf } from "./journals.ts";
 
 /** The format member's name. */
 export const RUN_ARCHIVE_FORMAT = "sandbox.runarchive/1";
-/** Largest archive read (checked from its size before reading), members and member size. */
+/**
+ * Largest archive read (checked from its size before reading), members and member size; and the
+ * most bytes of the record and signed members together, which are held in memory while the archive
+ * is verified (plain objects read from a stream are staged on disk, staged.ts).
+ */
 export const ARCHIVE_LIMITS = {
   maxBytes: 1024 * 1024 * 1024,
   maxMembers: 1_000_000,
   maxMemberBytes: 512 * 1024 * 1024,
+  maxHeldBytes: 64 * 1024 * 1024,
 };
 
 const hexOf = (d: Digest): string => toHex(parseDigest(d));
@@ -112,7 +124,8 @@ export interface OpenedArchive {
   readonly id: Digest;
   readonly record: Uint8Array;
   readonly run: RunVerification;
-  readonly plain: ReadonlyMap<Digest, Uint8Array>;
+  /** Its plain objects (staged on disk when read from a stream: dispose of them when done). */
+  readonly plain: PlainObjects;
   readonly signed: ReadonlyMap<Digest, Envelope>;
 }
 
@@ -133,18 +146,15 @@ function memberName(name: string): { kind: string; address: Digest } {
 }
 
 function sortMember(
-  o: { record: [Digest, Uint8Array] | null; plain: Map<Digest, Uint8Array>; signed: Map<Digest, Envelope> },
+  o: { record: [Digest, Uint8Array] | null; plain: PlainHolder; signed: Map<Digest, Envelope> },
   m: ArchiveMember,
 ): void {
   const { kind, address } = memberName(m.name);
   if (kind === "record") {
     if (o.record !== null) throw new HostError("UnexpectedMember", "more than one record");
     o.record = [address, m.data];
-  } else if (kind === "objects") {
-    if (digestBytes(m.data) !== address)
-      throw new SandboxAttestError("ObjectMismatch", `member ${m.name} does not hash to its name`);
-    o.plain.set(address, m.data);
-  } else {
+  } else if (kind === "objects") o.plain.add(m.name, address, m.data);
+  else {
     // A member that is not an envelope (JSON null, a list, extra members) is `BadEnvelope`.
     const env: unknown = parseCanonical(m.data);
     assertEnvelopeShape(env);
@@ -165,20 +175,45 @@ function sortMember(
  * address), the run (verifyRun: every §13/§7 code, `HostMismatch` for a signer outside `hosts`),
  * that every object the run references is held (`ArchiveIncomplete`) and every member is referenced
  * as what it is (`UnexpectedMember`: a plain object the run does not cite as plain, a signed one it
- * does not cite as signed). `input` is the archive's bytes, or a reader of them: read member by
- * member, so a bad member is refused without reading what follows it.
+ * does not cite as signed); `BadArchive` when the record and signed members pass maxHeldBytes.
+ * `input` is the archive's bytes, or a reader of them: read member by member, so a bad member is
+ * refused without reading what follows it, and plain objects staged on disk as they are read
+ * (staged.ts): the caller disposes of them (`plain.dispose()`) once done; a refusal does here.
  */
 export function openRunArchive(input: Uint8Array | ReadInto, hosts?: readonly string[]): OpenedArchive {
+  const plain = input instanceof Uint8Array ? inMemory() : staged();
+  try {
+    return openInto(input, plain, hosts);
+  } catch (e) {
+    plain.dispose();
+    throw e;
+  }
+}
+
+function openInto(
+  input: Uint8Array | ReadInto,
+  plain: PlainHolder,
+  hosts: readonly string[] | undefined,
+): OpenedArchive {
   const o = {
     record: null as [Digest, Uint8Array] | null,
-    plain: new Map<Digest, Uint8Array>(),
+    plain,
     signed: new Map<Digest, Envelope>(),
   };
-  const st = { first: true };
-  const onHeader = (name: string, size: number): void => {
+  const st = { first: true, held: 0 };
+  const onHeader = (name: string, size: number): MemberSink | undefined => {
     if (st.first && (name !== RUN_ARCHIVE_FORMAT || size !== 0))
       throw new HostError("BadArchive", `the first member is not ${RUN_ARCHIVE_FORMAT}`);
-    if (!st.first) memberName(name);
+    if (st.first) return undefined;
+    const { kind, address } = memberName(name);
+    if (kind === "objects") return plain.sink(name, address);
+    st.held += size;
+    if (st.held > ARCHIVE_LIMITS.maxHeldBytes)
+      throw new HostError(
+        "BadArchive",
+        `the record and signed members are over ${ARCHIVE_LIMITS.maxHeldBytes} bytes in all`,
+      );
+    return undefined;
   };
   const onMember = (m: ArchiveMember): void => {
     if (st.first) st.first = false;
@@ -195,7 +230,7 @@ export function openRunArchive(input: Uint8Array | ReadInto, hosts?: readonly st
   const [id, record] = o.record;
   const run = verifyRun(
     record,
-    { getObject: (a) => o.plain.get(a) ?? null, getSigned: (a) => o.signed.get(a) ?? null },
+    { getObject: (a) => o.plain.get(a), getSigned: (a) => o.signed.get(a) ?? null },
     hosts === undefined ? { expectId: id } : { expectId: id, hosts },
   );
   if (!run.valid)
@@ -208,10 +243,10 @@ export function openRunArchive(input: Uint8Array | ReadInto, hosts?: readonly st
   // (so an envelope's payload copied in as a plain object is not referenced).
   const used = new Set<Digest>([...run.objects.plain, run.record!.unitId]);
   for (const a of unitCitesOf(o.plain.get(run.record!.unitId))) used.add(a);
-  const getPlain = (a: Digest): Uint8Array | null => o.plain.get(a) ?? null;
+  const getPlain = (a: Digest): Uint8Array | null => o.plain.get(a);
   for (const a of journalNodesOf(run.record!, (x) => o.signed.get(x) ?? null, getPlain).keys()) used.add(a);
   const usedSigned = new Set<Digest>(run.objects.signed);
-  for (const a of o.plain.keys())
+  for (const a of o.plain.addresses())
     if (!used.has(a)) throw new HostError("UnexpectedMember", `object ${a} is not referenced by the run`);
   for (const a of o.signed.keys())
     if (!usedSigned.has(a))
@@ -241,7 +276,11 @@ export async function importRunArchive(
   hosts?: readonly string[],
 ): Promise<ImportResult> {
   const a = openRunArchive(input, hosts);
-  return importOpenedArchive(typeof store === "function" ? store() : store, a);
+  try {
+    return await importOpenedArchive(typeof store === "function" ? store() : store, a);
+  } finally {
+    a.plain.dispose();
+  }
 }
 
 /**
@@ -254,7 +293,7 @@ export async function importOpenedArchive(store: FileStore, a: OpenedArchive): P
   refuseMovedAway(a.id, held);
   if (held !== null && !bytesEqual(held, a.record))
     throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
-  for (const b of a.plain.values()) store.putObjectSync(b, true);
+  for (const x of a.plain.addresses()) store.putObjectSync(a.plain.get(x)!, true);
   store.syncPending();
   for (const env of a.signed.values()) await store.putSigned(env);
   const created = store.importRecordSync(a.id, a.record);

@@ -101,17 +101,28 @@ function readFull(read: ReadInto, n: number): Uint8Array {
   return got === n ? out : out.subarray(0, got);
 }
 
+/** Where a member's content goes piece by piece, in order, instead of whole to onMember. */
+export interface MemberSink {
+  data(piece: Uint8Array): void;
+  end(): void;
+}
+
+/** The largest piece a MemberSink is given (1 MiB). */
+const PIECE = 1 << 20;
+
 /**
  * readArchiveStream reads an archive written by writeArchive from `read`, member by member: each
  * header is checked before its content is read, and `onHeader` (when given) sees each name and size
  * then, so a caller refuses a member it does not admit without reading it; `onMember` gets each
- * member whole, in order, before the next header is read. Refuses as readArchive.
+ * member whole, in order, before the next header is read — unless `onHeader` returned a sink, which
+ * gets that member's content in pieces of at most 1 MiB instead (so a member is never held whole).
+ * Refuses as readArchive.
  */
 export function readArchiveStream(
   read: ReadInto,
   limits: ArchiveLimits,
   onMember: (m: ArchiveMember) => void,
-  onHeader?: (name: string, size: number) => void,
+  onHeader?: (name: string, size: number) => MemberSink | undefined,
 ): void {
   const seen = new Set<string>();
   let total = 0;
@@ -137,7 +148,19 @@ export function readArchiveStream(
     if (seen.has(name)) throw new HostError("DuplicateMember", `member ${name} appears twice`);
     seen.add(name);
     if (members >= limits.maxMembers) bad(`more than ${limits.maxMembers} members`);
-    onHeader?.(name, size);
+    const sink = onHeader?.(name, size);
+    if (sink) {
+      for (let left = size; left > 0; left -= PIECE) {
+        const piece = take(Math.min(PIECE, left));
+        if (piece.length < Math.min(PIECE, left)) bad(`member ${name} runs past the archive`);
+        sink.data(piece);
+      }
+      const pad = take(padded(size) - size);
+      if (pad.length < padded(size) - size) bad(`member ${name} runs past the archive`);
+      if (!allZero(pad, 0, pad.length)) bad(`member ${name}: padding is not zero`);
+      sink.end();
+      continue;
+    }
     const body = take(padded(size));
     if (body.length < padded(size)) bad(`member ${name} runs past the archive`);
     if (!allZero(body, size, body.length)) bad(`member ${name}: padding is not zero`);

@@ -117,20 +117,21 @@ export class Supervisor {
 
   /** Supervisor.start starts the sandbox and the control channel; refusals come before either stays. */
   static async start(i: SupervisorInit): Promise<Supervisor> {
-    // A Ctrl-C or TERM while the sandbox starts is held, not fatal: once the supervisor can park
-    // the run, each one held is acted on in order (below). Without this, one that came while the
-    // unit already ran but before the handler was set killed this process and left its sandbox.
-    const held: NodeJS.Signals[] = [];
-    const hold = (sig: NodeJS.Signals) => held.push(sig);
+    // A Ctrl-C (or TERM) while the sandbox starts is held, not fatal: once the park handler is in
+    // place below, each one held is handled as if it came then (the first parks the run).
+    let held = 0;
+    const hold = () => {
+      held++;
+    };
     process.on("SIGINT", hold).on("SIGTERM", hold);
     try {
-      return await Supervisor.#start(i, held);
+      return await Supervisor.#start(i, () => held);
     } finally {
       process.off("SIGINT", hold).off("SIGTERM", hold);
     }
   }
 
-  static async #start(i: SupervisorInit, held: readonly NodeJS.Signals[]): Promise<Supervisor> {
+  static async #start(i: SupervisorInit, held: () => number): Promise<Supervisor> {
     const live = await LiveSandbox.start({
       argv: i.argv,
       unit: i.unit,
@@ -195,7 +196,7 @@ export class Supervisor {
     };
     process.on("SIGINT", park).on("SIGTERM", park);
     void s.ended.then(() => process.off("SIGINT", park).off("SIGTERM", park));
-    for (let n = held.length; n > 0; n--) park();
+    for (let k = held(); k > 0; k--) park();
     return s;
   }
 

@@ -12,7 +12,7 @@ import {
   type RevocationList,
   type SpendRequest,
 } from "@sbx/jcp-grant/grant";
-import { mapScope, refuseUnsupported, requireWorkspace, type ScopeMap } from "./scopes.ts";
+import { mapScope, refuseUnbounded, refuseUnsupported, requireWorkspace, type ScopeMap } from "./scopes.ts";
 import { budgetWatch, periodFloorUj, type BudgetWatch } from "./live.ts";
 import { loopbackPorts, startForwarders, type Forwarders } from "./netfwd.ts";
 import { grantExecPolicy } from "./execscope.ts";
@@ -146,7 +146,8 @@ export function refuseBelowPeriod(remaining: bigint, ledgerPath: string): void {
 }
 
 // The union of the leaves' filesystem maps: the workspace writable when any leaf writes it,
-// read-only when any reads it; a host path bound once, writable when any leaf grants write.
+// read-only when any reads it; a host path bound once (a leaf granting write on one is refused
+// before this, refuseUnbounded).
 function unionMap(leaves: readonly EffectiveGrant[], folder: string): ScopeMap {
   const maps = leaves.map((l) => mapScope(l.scope, folder));
   const ws = maps.some((m) => m.workspace === "rw")
@@ -181,7 +182,9 @@ export interface GrantTerms {
 /**
  * openGrantRun opens a unit's run under `t` (GrantTerms) on this host, signing debits with
  * `hostKey`: verifyChain's codes for a chain that does not verify now; `BadGrantSet` for a set that
- * names a leaf twice or an amendment log beside a set; `GrantsInsufficient` when the leaves do not
+ * names a leaf twice or an amendment log beside a set; `ResourceUnsupported` for a resource the host
+ * does not enforce; `DiskLimitUnavailable` for a writable host folder besides the workspace (no
+ * kernel bound, scopes.ts refuseUnbounded); `GrantsInsufficient` when the leaves do not
  * give the workspace; `BudgetExhausted` when nothing is left to spend. Under a grant set (several
  * chains) grants_id binds every leaf (jcp §4.1 grant sets), each chain's leaf governs its own
  * resources (the union is what the sandbox reaches), and the budget is what is left along the chains
@@ -209,6 +212,10 @@ export function openGrantRun(t: GrantTerms, hostKey: KeyPair, sandbox: SandboxOp
   const grants = chains[0]!;
   const folder = sandbox.workspaceFolder ?? "/work";
   refuseUnsupported(
+    leaves.map((l) => l.scope),
+    folder,
+  );
+  refuseUnbounded(
     leaves.map((l) => l.scope),
     folder,
   );

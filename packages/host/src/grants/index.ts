@@ -1,6 +1,14 @@
 // Grants govern runs (jcp §4.2–§4.3 onto sandbox-attest §5): scopes mapped onto the sandbox, and the
 // live budget check.
-export { fsPath, mapScope, refuseUnsupported, requireWorkspace, unsupportedResources } from "./scopes.ts";
+export {
+  fsPath,
+  mapScope,
+  refuseUnbounded,
+  refuseUnsupported,
+  requireWorkspace,
+  unboundedResources,
+  unsupportedResources,
+} from "./scopes.ts";
 export type { ScopeMap } from "./scopes.ts";
 export { budgetWatch, LIVE_PERIOD_MS, periodFloorUj } from "./live.ts";
 export type { BudgetWatch } from "./live.ts";

@@ -1,8 +1,11 @@
 // jcp §4.2 scopes onto the sandbox (sandbox-attest §5.1, §5.2): what a run under a grant can reach.
 // A filesystem resource `/fs/<path>/**` (or `/fs/<path>`) names the path <path> both inside the
 // sandbox and on the host: the workspace folder (/work) is the run's workspace, any other path is
-// the host path bound in at the same place, read-only with `read`, writable with `write`. Nothing
-// else of the host is bound besides the read-only system (/usr and the generated /etc, §5.4). A
+// the host path bound in at the same place, read-only with `read`. With `write` such a path is
+// refused (`DiskLimitUnavailable`, refuseUnbounded; sandbox-attest §5.3 item 2, §5.6 item 2): this
+// host bounds no host folder as the unit writes, so the workspace, /tmp and /dev/shm stay the only
+// writable places a unit sees. Nothing else of the host is bound besides the read-only system (/usr
+// and the generated /etc, §5.4). A
 // pattern with a `*` segment, `/fs/**` itself, or a path under a kernel interface or a system mount
 // names no one host path: it is listed as unmapped and binds nothing. Such a resource, and any other
 // the host does not enforce, refuses the run (`ResourceUnsupported`, refuseUnsupported; §5.6 item 8).
@@ -47,6 +50,15 @@ export function fsPath(resource: string): string | null {
   return body;
 }
 
+/** Where a filesystem resource's path lands: the workspace, inside it, the system, or a host bind. */
+type Place = "workspace" | "inside" | "system" | "bind";
+
+function placeOf(resource: string, path: string, workspaceFolder: string): Place {
+  if (path === workspaceFolder && resource.endsWith("/**")) return "workspace";
+  if (path === workspaceFolder || path.startsWith(`${workspaceFolder}/`)) return "inside";
+  return underReserved(path) ? "system" : "bind";
+}
+
 /**
  * mapScope maps the effective scope of a run's grant (the leaf's, which lies inside every grant above
  * it) onto the sandbox for a workspace at `workspaceFolder` (inside) and `workspace` (host).
@@ -66,8 +78,9 @@ export function mapScope(scope: Scope, workspaceFolder: string): ScopeMap {
       unmapped.push(r);
       continue;
     }
-    if (path === workspaceFolder && r.endsWith("/**")) workspace = write ? "rw" : "ro";
-    else if (path === workspaceFolder || path.startsWith(`${workspaceFolder}/`) || underReserved(path))
+    const place = placeOf(r, path, workspaceFolder);
+    if (place === "workspace") workspace = write ? "rw" : "ro";
+    else if (place !== "bind")
       unmapped.push(r); // inside the workspace it is the workspace's; the system is not a grant's
     else binds.push({ host: path, inside: path, writable: write });
   }
@@ -106,6 +119,35 @@ export function refuseUnsupported(scopes: readonly Scope[], workspaceFolder: str
     throw new HostError(
       "ResourceUnsupported",
       `the grants name resources this host does not enforce: ${named.join(", ")}`,
+      { detail: { resources: named } },
+    );
+}
+
+/**
+ * unboundedResources lists the resources of `scope` that would bind a host path writable besides
+ * the workspace (`/fs/<path>` or `/fs/<path>/**` with `write`, naming a host bind): places this
+ * host cannot bound as the unit writes (sandbox-attest §5.3 item 2).
+ */
+export function unboundedResources(scope: Scope, workspaceFolder: string): string[] {
+  if (!scope.actions.includes("write")) return [];
+  return scope.resources.filter((r) => {
+    const path = fsPath(r);
+    return path !== null && placeOf(r, path, workspaceFolder) === "bind";
+  });
+}
+
+/**
+ * refuseUnbounded refuses (`DiskLimitUnavailable`, naming each in the message and in
+ * `detail.resources`) to run under scopes that would make a host folder writable besides the
+ * workspace (unboundedResources): the run never gets a writable place without a kernel bound
+ * (sandbox-attest §5.3 item 2, §5.6 item 2). Grant such a folder `read`, or put it in the workspace.
+ */
+export function refuseUnbounded(scopes: readonly Scope[], workspaceFolder: string): void {
+  const named = [...new Set(scopes.flatMap((s) => unboundedResources(s, workspaceFolder)))];
+  if (named.length > 0)
+    throw new HostError(
+      "DiskLimitUnavailable",
+      `the grants make host folders writable that this host cannot bound as the unit writes (only the workspace, /tmp and /dev/shm are): ${named.join(", ")}; grant them read, or put them in the workspace`,
       { detail: { resources: named } },
     );
 }

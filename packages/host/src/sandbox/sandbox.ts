@@ -53,7 +53,8 @@ export interface SandboxOptions extends SandboxSpec {
   readonly image?: ImageSystem;
   /**
    * Host paths bound in besides the workspace (a grant's filesystem resources, ../grants/scopes.ts),
-   * read-only unless writable; the kernel's permission checks for the sandbox's host uid still apply.
+   * read-only; the kernel's permission checks for the sandbox's host uid still apply. A writable one
+   * is refused (`DiskLimitUnavailable`, §5.3 item 2): it would have no disk bound.
    */
   readonly binds?: readonly ExtraBind[];
   /** The workspace is bound read-only (a grant allows it `read` only). */
@@ -202,7 +203,8 @@ function readyReader(stream: Readable): Promise<boolean> {
 /**
  * startSandbox (§5.1–§5.4) starts `argv` in a new sandbox with stdio `stdin` (ignored or a pipe) and
  * stdout/stderr pipes. Refuses (`SandboxUnavailable`) where no sandbox can be built, and
- * (`LimitUnavailable`, `CgroupUnavailable`) when a limit cannot be applied: it never runs unlimited.
+ * (`LimitUnavailable`, `CgroupUnavailable`, `DiskLimitUnavailable` for a writable bind) when a limit
+ * cannot be applied: it never runs unlimited.
  * A workspace that is not a directory is a RangeError.
  */
 export function startSandbox(
@@ -215,6 +217,13 @@ export function startSandbox(
   if (argv.length === 0) throw new RangeError("startSandbox: argv is empty");
   if (!statSync(o.workspace).isDirectory())
     throw new RangeError(`workspace ${o.workspace} is not a directory`);
+  // §5.3 item 2: a host path bound writable would be a writable place without a kernel bound.
+  const writable = (o.binds ?? []).filter((b) => b.writable).map((b) => b.inside);
+  if (writable.length > 0)
+    throw new HostError(
+      "DiskLimitUnavailable",
+      `host paths bound writable have no disk bound: ${writable.join(", ")}`,
+    );
   const r = resolveSpec(o);
   const hostUid = r.hostUid;
   // The seccomp program and the generated /etc are the same for every run with this user: made once

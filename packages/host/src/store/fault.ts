@@ -2,13 +2,18 @@
 // process (counted from 1) kills it with SIGKILL, so a test can stop a writer at every step.
 // SBX_STORE_CRASH_TRACE=1 prints each step's label to stderr (to count the steps of an operation).
 // SBX_STORE_CRASH_ON=LABEL kills it at the first step with that exact label (a named point, e.g.
-// durable:segment-appended, whatever its number).
+// durable:segment-appended, whatever its number); LABEL#n at the n-th step with that label (e.g.
+// durable:interval-opened#2, the interval a supervisor opens when it thaws a frozen run).
 import { writeSync } from "node:fs";
 
 const target = Number(process.env.SBX_STORE_CRASH_AT ?? "0");
 const trace = process.env.SBX_STORE_CRASH_TRACE === "1";
 const named = process.env.SBX_STORE_CRASH_ON ?? "";
+const nth = /^(.*)#([1-9][0-9]*)$/.exec(named);
+const namedLabel = nth?.[1] ?? named;
+const namedAt = Number(nth?.[2] ?? "1");
 let count = 0;
+let namedCount = 0;
 
 /** faultsEnabled is true when a crash step or a trace was asked for. */
 export const faultsEnabled = target > 0 || trace || named !== "";
@@ -18,7 +23,9 @@ export function faultPoint(label: string): void {
   if (!faultsEnabled) return;
   count++;
   if (trace) process.stderr.write(`step ${count} ${label}\n`);
-  if (count === target || label === named) process.kill(process.pid, "SIGKILL");
+  if (label === namedLabel) namedCount++;
+  if (count === target || (label === namedLabel && namedCount === namedAt))
+    process.kill(process.pid, "SIGKILL");
 }
 
 /** writeFully writes all of `buf` at `pos`; under fault injection in two halves with a step between, so a torn write can be produced. */

@@ -4,16 +4,30 @@
 // multi-image inputs with a broken image, platform selection. Every input is generated here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import {
+  closeSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
 import { createGzip, gzipSync } from "node:zlib";
 import { isHostError } from "../../src/errors.ts";
 import { ensureRootfs, importImage, ImageStore, type ImageLimits } from "../../src/image/index.ts";
 import { baseLayer, buildImage, dockerSave, ociArchive, sha256, tarOf, writeLayout } from "./fixture.ts";
+
+const run = promisify(execFile);
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "sbx-hostile-"));
@@ -203,6 +217,75 @@ test("hostile: a 1 GiB gzip bomb layer is inflated in bounded steps: max RSS and
   for (const b of img.blobs.values()) blobs += b.length;
   assert.ok(bytesUnder(storeDir) <= blobs + (64 << 10), `${bytesUnder(storeDir)} bytes under the store`);
   assert.deepEqual(readdirSync(join(storeDir, "tmp")), []);
+});
+
+/**
+ * importInChild imports `input` into `storeDir` in a process of its own (bomb-child.ts, staged bound
+ * `stagedBytes`), sampling the store's bytes on disk every 5 ms while it runs: the refusal's code, the
+ * child's max RSS, and the most the store held at any sample.
+ */
+async function importInChild(storeDir: string, input: string, stagedBytes: number) {
+  const child = join(import.meta.dirname, "bomb-child.ts");
+  let peak = 0;
+  const poll = setInterval(() => {
+    try {
+      peak = Math.max(peak, bytesUnder(storeDir));
+    } catch {
+      // a file went between the listing and its stat: the next sample counts
+    }
+  }, 5);
+  try {
+    const { stdout } = await run(process.execPath, [
+      "--import",
+      "tsx",
+      child,
+      storeDir,
+      input,
+      String(stagedBytes),
+    ]);
+    return { ...(JSON.parse(stdout) as { code: string; maxRssKiB: number }), peak };
+  } finally {
+    clearInterval(poll);
+  }
+}
+
+test("hostile: a 1 GiB OCI archive bomb (gzip) and a sparse 1 GiB docker-save, in members under the bound, stop at the staged bound: max RSS and disk bounded", async () => {
+  const d = tmp();
+  const staged = 64 << 20;
+  // Members of 32 MiB, each under the bound, 1 GiB in all: staging writes up to the bound, then stops.
+  const member = 32 << 20;
+  const names = Array.from({ length: 32 }, (_, i) => `blobs/sha256/${i.toString(16).padStart(64, "0")}`);
+  // An OCI archive of 1 GiB of zeros, gzipped to about 1 MiB.
+  const zero = Buffer.alloc(member);
+  function* tarStream() {
+    for (const name of names) yield* [rawHeader({ name, flag: "0", size: member }), zero];
+    yield Buffer.alloc(1024);
+  }
+  const chunks: Buffer[] = [];
+  const gz = createGzip({ level: 6 });
+  gz.on("data", (c: Buffer) => chunks.push(c));
+  await pipeline(Readable.from(tarStream()), gz);
+  writeFileSync(join(d, "bomb.tar.gz"), Buffer.concat(chunks));
+  // A docker-save of the same members, the file sparse (only its headers on disk).
+  const save = join(d, "save.tar");
+  const fd = openSync(save, "w");
+  names.forEach((name, i) =>
+    writeSync(fd, rawHeader({ name, flag: "0", size: member }), 0, 512, i * (512 + member)),
+  );
+  closeSync(fd);
+  truncateSync(save, names.length * (512 + member) + 1024);
+  for (const input of [join(d, "bomb.tar.gz"), save]) {
+    const storeDir = join(d, `store-${input.endsWith(".gz") ? "oci" : "save"}`);
+    const r = await importInChild(storeDir, input, staged);
+    assert.equal(r.code, "ImageTooLarge", input);
+    assert.ok(r.maxRssKiB < 200 * 1024, `${input}: max RSS ${r.maxRssKiB} KiB`);
+    // What was staged never passed the bound (and the 64 KiB of a tar block's slack), then went.
+    assert.ok(r.peak <= staged + (64 << 10), `${input}: the store held ${r.peak} bytes`);
+    assert.deepEqual(readdirSync(join(storeDir, "tmp")), [], input);
+    assert.equal(bytesUnder(storeDir) <= 64 << 10, true, `${input}: ${bytesUnder(storeDir)} bytes left`);
+    console.log(`${input}: ImageTooLarge, max RSS ${r.maxRssKiB} KiB, store at most ${r.peak} bytes`);
+  }
+  rmSync(d, { recursive: true, force: true });
 });
 
 test("hostile: names over 255 bytes a component or over PATH_MAX are ImageInvalid, not an OS error", () => {

@@ -6,7 +6,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
@@ -64,12 +73,15 @@ test("1 GiB into a 64 MiB workspace, /tmp and /dev/shm: ENOSPC each time, limits
 });
 
 test("no mount the unit sees is writable but the workspace, /tmp and /dev/shm", async () => {
-  // Every mount point in the unit's own mountinfo, each tried by creating a file and a directory.
+  // Every mount point in the unit's own mountinfo, each tried by creating a file and a directory;
+  // a host folder bound in (as a grant's /fs/data/** with read binds it) among them.
+  const data = mkdtempSync(join(tmpdir(), "sbx-disk-data-"));
+  chmodSync(data, 0o777);
   const r = await inSandbox(
     `while read -r _ _ _ _ m _; do m=$(printf '%b' "$m"); echo "tried $m"; if (: > "$m/.sbx-w") 2>/dev/null || mkdir "$m/.sbx-d" 2>/dev/null; then echo "writable $m"; fi
      done < /proc/self/mountinfo | sort -u; echo done`,
-    { workspaceBytes: 8 * MiB },
-  );
+    { workspaceBytes: 8 * MiB, binds: [{ host: data, inside: "/data", writable: false }] },
+  ).finally(() => rmSync(data, { recursive: true, force: true }));
   const out = r.stdout.toString();
   assert.match(out, /done\n$/);
   const writable = out
@@ -90,8 +102,24 @@ test("no mount the unit sees is writable but the workspace, /tmp and /dev/shm", 
     "/tmp",
     "/dev/shm",
     "/work",
+    "/data",
   ])
     assert.ok(tried.includes(`tried ${m}`), `${m} not tried: ${out}`);
+});
+
+test("a host folder bound writable is refused DiskLimitUnavailable: it would have no disk bound", async () => {
+  const data = mkdtempSync(join(tmpdir(), "sbx-disk-data-"));
+  try {
+    await assert.rejects(
+      inSandbox(`head -c 1048576 /dev/zero > /data/fill`, {
+        binds: [{ host: data, inside: "/data", writable: true }],
+      }),
+      (e: unknown) => isHostError(e) && e.code === "DiskLimitUnavailable" && e.message.includes("/data"),
+    );
+    assert.equal(existsSync(join(data, "fill")), false, "nothing ran");
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
 });
 
 test("what the workspace held is there inside, what the unit wrote is there after, within the bound", async () => {

@@ -9,7 +9,13 @@
 // A reader never sees a part of an imported record; a SIGKILL at any step leaves the record absent
 // or whole (objects written before it stay, as a retry would write them again).
 import { bytesEqual } from "@sbx/wire";
-import { openRunArchive, refuseMovedAway, type ImportResult, type ReadInto } from "@sbx/host/archive";
+import {
+  openRunArchive,
+  refuseMovedAway,
+  type ImportResult,
+  type OpenedArchive,
+  type ReadInto,
+} from "@sbx/host/archive";
 import { importRecord, PgStore } from "@sbx/host/pg";
 import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
 
@@ -20,6 +26,14 @@ export async function importIntoShared(
   hosts?: readonly string[],
 ): Promise<ImportResult> {
   const a = openRunArchive(input, hosts);
+  try {
+    return await importOpened(url, a);
+  } finally {
+    a.plain.dispose(); // what was staged on disk while the archive was read
+  }
+}
+
+async function importOpened(url: string, a: OpenedArchive): Promise<ImportResult> {
   const store = await PgStore.open(url);
   try {
     // Decided against what the database holds before anything is written: a record of this id
@@ -32,7 +46,7 @@ export async function importIntoShared(
       !(held.length <= a.record.length && bytesEqual(held, a.record.subarray(0, held.length)))
     )
       throw new SandboxAttestError("RecordExists", `the store holds another record ${a.id}`);
-    for (const b of a.plain.values()) await store.putObject(b);
+    for (const x of a.plain.addresses()) await store.putObject(a.plain.get(x)!);
     for (const env of a.signed.values()) await store.putSigned(env);
     const { created, added } = await importRecord(store, a.record);
     store.forgetVerified(a.id);

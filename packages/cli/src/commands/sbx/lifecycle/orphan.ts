@@ -23,6 +23,7 @@ import {
   EXEC_POLICY_LABEL,
   keepJournal,
   NO_MANIFEST,
+  readInfo,
   readOpenInterval,
   readVerifiedRun,
   removeOrphanCgroups,
@@ -31,7 +32,7 @@ import {
   type OpenInterval,
 } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
-import { readInfo, type RunPaths } from "@sbx/host/durable";
+import type { RunPaths } from "@sbx/host/durable";
 import { runKeyOf } from "./runkey.ts";
 
 /** orphanOf: the open interval of a supervisor that is gone, or null (none, or its supervisor lives). */
@@ -135,6 +136,7 @@ export async function recoverOrphan(
   await store.putSigned(attestation);
   faultPoint("durable:recovered-stored");
   const head = await store.appendSegment(id, rec.head, { kind: "executed", attestation: address });
+  faultPoint("durable:recovered-appended"); // the file still names the old head: not attested again
   dropOpenInterval(paths.interval);
   removeOrphanCgroups(o);
   say(
