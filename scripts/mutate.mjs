@@ -19,11 +19,16 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Stryker } from "@stryker-mutator/core";
 
+/** The reference run of the committed JCP vectors (C11–C21). */
+const JCP_VECTORS = "packages/conformance/test/reference-jcp.test.ts";
+
 /**
  * The security-critical files of each package, by area: what `npm run mutate` mutates (`mutate`,
  * globs under the package), and the test files that run against them (`tests`, path prefixes under
- * the package's test/). Only those tests: a package's every test file also reaches, say, its
- * canonical JSON, and running them all for each mutant would take hours on this machine.
+ * the package's test/), and `also`, test files elsewhere in the repository (paths from its root).
+ * Only those tests: a package's every test file also reaches, say, its canonical JSON, and running
+ * them all for each mutant would take hours on this machine. The jcp-grant areas add the reference
+ * run of the committed JCP vectors, so a mutant a vector catches counts as killed.
  */
 export const CRITICAL = {
   wire: {
@@ -41,11 +46,12 @@ export const CRITICAL = {
         "src/grant/pattern.ts",
       ],
       tests: ["grant/"],
+      also: [JCP_VECTORS],
     },
-    verify: { mutate: ["src/grant/verify.ts", "src/grant/spend.ts"], tests: ["grant/"] },
-    revoke: { mutate: ["src/grant/revoke.ts"], tests: ["grant/"] },
-    standing: { mutate: ["src/standing/*.ts"], tests: ["standing/"] },
-    checkpoint: { mutate: ["src/checkpoint/*.ts"], tests: ["checkpoint/"] },
+    verify: { mutate: ["src/grant/verify.ts", "src/grant/spend.ts"], tests: ["grant/"], also: [JCP_VECTORS] },
+    revoke: { mutate: ["src/grant/revoke.ts"], tests: ["grant/"], also: [JCP_VECTORS] },
+    standing: { mutate: ["src/standing/*.ts"], tests: ["standing/"], also: [JCP_VECTORS] },
+    checkpoint: { mutate: ["src/checkpoint/*.ts"], tests: ["checkpoint/"], also: [JCP_VECTORS] },
   },
   "sandbox-attest": {
     runrecord: { mutate: ["src/runrecord/*.ts"], tests: ["runrecord/"] },
@@ -112,7 +118,10 @@ function optionsFor({ pkg, area }, concurrency) {
     plugins: ["@stryker-mutator/tap-runner", "./scripts/mutate-ignore.mjs"],
     ignorers: ["error-message"],
     tap: {
-      testFiles: testFilesOf(testDir).filter((f) => prefixes.some((p) => f.startsWith(p))),
+      testFiles: [
+        ...testFilesOf(testDir).filter((f) => prefixes.some((p) => f.startsWith(p))),
+        ...new Set(areas.flatMap((a) => a.also ?? [])),
+      ],
       nodeArgs: ["--import", "tsx", "-r", "{{hookFile}}", "{{testFile}}"],
       forceBail: true,
     },

@@ -48,6 +48,7 @@ test("envelope shape: every member's type and the signature list's bounds", () =
   const s0 = e.signatures[0]!;
   const bad: unknown[] = [
     null,
+    undefined,
     [],
     "envelope",
     { ...e, extra: 1 },
@@ -56,6 +57,7 @@ test("envelope shape: every member's type and the signature list's bounds", () =
     { ...e, signatures: {} },
     { ...e, signatures: Array.from({ length: 17 }, () => s0) },
     { ...e, signatures: [null] },
+    { ...e, signatures: [undefined] },
     { ...e, signatures: ["sig"] },
     { ...e, signatures: [{ keyid: 7, sig: s0.sig }] },
     { ...e, signatures: [{ keyid: s0.keyid, sig: 7 }] },
@@ -119,6 +121,20 @@ test("payload size: exactly maxBytes is accepted, one more is OversizeInput", ()
   );
   assert.equal(
     code(() => openEnvelope(e, { payloadType: T, maxBytes: n - 1 })),
+    "OversizeInput",
+  );
+});
+
+test("payload size is checked before the signatures: an oversize payload with a bad signature is OversizeInput", () => {
+  const e = signPayload(T, { a: 1 }, steward);
+  const forged = { ...e, signatures: [{ keyid: other.did, sig: e.signatures[0]!.sig }] };
+  const n = canonicalBytes({ a: 1 }).length;
+  assert.equal(
+    code(() => openEnvelope(forged, { payloadType: T })),
+    "BadSignature",
+  );
+  assert.equal(
+    code(() => openEnvelope(forged, { payloadType: T, maxBytes: n - 1 })),
     "OversizeInput",
   );
 });

@@ -71,6 +71,21 @@ test("scopeAllows and scopeCovers", () => {
   assert.equal(scopeCovers(s, { resources: ["/fs/work/src/**"], actions: ["read", "write"] }), false);
 });
 
+test("scopeAllows: one of several patterns is enough; a path with either wildcard is BadPattern", () => {
+  const s = { resources: ["/fs/tmp/**", "/fs/work/**"], actions: ["read"] };
+  assert.equal(scopeAllows(s, "read", "/fs/work/a.txt"), true);
+  assert.equal(scopeAllows(s, "read", "/fs/tmp/b"), true);
+  assert.equal(scopeAllows(s, "read", "/fs/etc/c"), false);
+  assert.equal(
+    codeOf(() => scopeAllows(s, "read", "/fs/work/*")),
+    "BadPattern",
+  );
+  assert.equal(
+    codeOf(() => scopeAllows(s, "read", "/fs/work/**")),
+    "BadPattern",
+  );
+});
+
 // Reference: the set of concrete paths (up to length 4, over {a, b, c}) a pattern matches.
 const ALPHA = ["a", "b", "c"];
 function allPaths(maxLen: number): string[][] {
