@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { FileStore } from "@sbx/host/store";
@@ -102,6 +103,10 @@ test("SIGKILL of the supervisor at every write step of run creation and suspensi
       );
       return s.code === 0; // the suspension ran to its end: every step was covered
     } finally {
+      // Should a check above fail with the image left mounted, it goes first, so the failure told is the check's.
+      const ws = join(dir, "ws");
+      if (readFileSync("/proc/self/mountinfo", "utf8").includes(` ${ws} `))
+        spawnSync("/usr/bin/umount", ["-l", ws]);
       rmSync(dir, { recursive: true, force: true });
     }
   };

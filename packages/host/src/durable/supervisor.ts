@@ -132,23 +132,34 @@ export class Supervisor {
   }
 
   static async #start(i: SupervisorInit, held: () => number): Promise<Supervisor> {
-    const live = await LiveSandbox.start({
-      argv: i.argv,
-      unit: i.unit,
-      unitId: i.unitId,
-      grantsId: i.grantsId,
-      manifest: i.manifest,
-      pinnedImage: i.pinnedImage,
-      policy: i.policy,
-      hostKey: i.hostKey,
-      // §13.7.4 The sandbox outlives this process: a dead supervisor leaves its interval to recover.
-      sandbox: { ...i.sandbox, outlivesSupervisor: true },
-      energyChain: i.chain,
-      ...(i.maxLevel !== undefined ? { maxLevel: i.maxLevel } : {}),
-      ...(i.onOutput !== undefined ? { onOutput: i.onOutput } : {}),
-      ...(i.execPolicy !== undefined ? { execPolicy: i.execPolicy } : {}),
-      ...(i.governance?.live !== undefined ? { live: i.governance.live } : {}),
-    });
+    let live: LiveSandbox;
+    try {
+      live = await LiveSandbox.start({
+        argv: i.argv,
+        unit: i.unit,
+        unitId: i.unitId,
+        grantsId: i.grantsId,
+        manifest: i.manifest,
+        pinnedImage: i.pinnedImage,
+        policy: i.policy,
+        hostKey: i.hostKey,
+        // §13.7.4 The sandbox outlives this process: a dead supervisor leaves its interval to recover.
+        // §13.10a item 8 The open interval is on disk before anything of the unit runs.
+        sandbox: {
+          ...i.sandbox,
+          outlivesSupervisor: true,
+          onCgroup: (dirs, meter) => writeOpenInterval(i.paths.interval, openInterval(i.head, dirs, meter)),
+        },
+        energyChain: i.chain,
+        ...(i.maxLevel !== undefined ? { maxLevel: i.maxLevel } : {}),
+        ...(i.onOutput !== undefined ? { onOutput: i.onOutput } : {}),
+        ...(i.execPolicy !== undefined ? { execPolicy: i.execPolicy } : {}),
+        ...(i.governance?.live !== undefined ? { live: i.governance.live } : {}),
+      });
+    } catch (e) {
+      dropOpenInterval(i.paths.interval); // nothing of the unit runs now
+      throw e;
+    }
     const s = new Supervisor(i, live);
     try {
       s.#opened();

@@ -72,6 +72,12 @@ export interface SandboxOptions extends SandboxSpec {
    * to attest the orphaned interval from the cgroup's counters and end them.
    */
   readonly outlivesSupervisor?: boolean;
+  /**
+   * Called with the run's cgroup directories and the one the meter reads once they exist, before
+   * anything of the unit runs: a durable supervisor records its open interval there (§13.10a item
+   * 8), so a death at any later moment leaves the sandbox's processes findable.
+   */
+  readonly onCgroup?: (dirs: readonly string[], meter: string) => void;
 }
 
 /** How a sandbox ended. */
@@ -235,6 +241,7 @@ export function startSandbox(
   let child: ChildProcess;
   let bound: BoundWorkspace | null = null;
   try {
+    o.onCgroup?.(cg.dirs, meterCgroup);
     handWorkspace(o.workspace, hostUid);
     // §5.3 A writable workspace is bounded by the kernel as the unit writes (disk.ts).
     if (o.workspaceReadOnly !== true) bound = boundWorkspace(o.workspace, r.workspaceBytes, hostUid);
