@@ -102,7 +102,13 @@ test("under a grant: one debit of the first receipt's total, residency included"
 
 test("a grant a parked sandbox cannot take is PoolGrantUnsupported before any claim", async () => {
   const before = claims(pool);
-  const wide = grantOver(["/fs/work/**", "/fs/var/tmp/claimrun-data/**"]);
+  // A host folder beyond the workspace: writable, refused before any pool is asked (§5.3 item 2);
+  // read-only, a bind the parked sandbox was not made with.
+  assert.throws(() => grantOver(["/fs/work/**", "/fs/var/tmp/claimrun-data/**"]), {
+    name: "HostError",
+    code: "DiskLimitUnavailable",
+  });
+  const wide = grantOver(["/fs/work/**", "/fs/var/tmp/claimrun-data/**"], ["read"]);
   await assert.rejects(checkClaimGrant(wide), { name: "HostError", code: "PoolGrantUnsupported" });
   const port = grantOver(["/fs/work/**", "/net/127.0.0.1/9"], ["connect", "read", "write"]);
   await assert.rejects(checkClaimGrant(port), { name: "HostError", code: "PoolGrantUnsupported" });
