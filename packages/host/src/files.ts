@@ -119,12 +119,7 @@ export function openInput(path: string, what: string, max: number): number {
  * reading it). `what` names the file in the message ("chain file", "key file", …).
  */
 export function readInput(path: string, what: string, max: number): Buffer {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY);
-  } catch (e) {
-    throw unreadable(e, path, what);
-  }
+  const fd = openInput(path, what, max);
   try {
     return readBounded(fd, path, what, max);
   } catch (e) {
