@@ -4,12 +4,13 @@
 // on, the interval's start, the cgroup and its CPU counter at the start, and, every second, its last
 // reading. A later command that finds the file with its supervisor gone ends the processes and
 // reads the interval from the cgroup's own counters (else the last reading), as estimated figures.
-import { existsSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDigest, type Digest } from "@sbx/wire";
 import { estimateCpu, estimateMemory, type MeterReading } from "@sbx/sandbox-attest/energy";
 import { HostError } from "../errors.ts";
 import { killCgroup, readCgroupCpuUs } from "../meter/cgroup.ts";
+import { removeCgroupDir } from "../sandbox/cgroup.ts";
 import { startTicks } from "./lock.ts";
 
 /** The code a recovered interval's outcome carries in `stopped` (§7.2 item 2, §13.7.4). */
@@ -169,10 +170,6 @@ export async function endOrphan(o: OpenInterval): Promise<MeterReading> {
 
 /** removeOrphanCgroups removes the orphaned interval's (empty) cgroups. */
 export function removeOrphanCgroups(o: OpenInterval): void {
-  for (const d of [...o.cgroups].reverse())
-    try {
-      rmdirSync(d);
-    } catch {
-      // gone, or still busy: sweepStale takes an empty one later
-    }
+  // One gone, or still busy, is left: sweepStale takes an empty one later (its hold is gone first).
+  for (const d of [...o.cgroups].reverse()) removeCgroupDir(d);
 }

@@ -39,7 +39,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { HostError } from "../errors.ts";
 import { LAUNCH_PATH } from "../sandbox/bwrap.ts";
-import { cgroupProcs, killRunCgroup, limitHits, removeRunCgroup, type RunCgroup } from "../sandbox/cgroup.ts";
+import {
+  cgroupProcs,
+  holdRunCgroup,
+  killRunCgroup,
+  limitHits,
+  removeRunCgroup,
+  type RunCgroup,
+} from "../sandbox/cgroup.ts";
 import {
   launchArgv,
   makeRunCgroup,
@@ -271,6 +278,9 @@ export async function parkSandbox(
     cg = made.cgroup;
     faultPoint("pool-park:cgroup-made");
     rec = writeStarting(itemDir, { ...rec, cgroup: cg });
+    // §5.3 Named by the item from here on, the cgroup outlives this process: held from every stale
+    // sweep until the item is claimed and released, evicted or reaped.
+    holdRunCgroup(cg.dirs);
     // The sandbox `sbx run` builds for the same manifest (sandbox.ts startSandbox), with the waiter as
     // its command and the hand-off folder bound read-only at CLAIM_DIR.
     const argv = launchArgv(r, {

@@ -16,11 +16,17 @@
 // reapUnfinished kills and removes everything its record names, and the folder (and a temporary
 // folder of openItem's whose creator is gone). A creator that is still alive is left alone (it may
 // be parking that item now).
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { cgroupProcs, hostHierarchies, sweepStale, type RunCgroup } from "../sandbox/cgroup.ts";
+import {
+  cgroupProcs,
+  hostHierarchies,
+  removeCgroupDir,
+  sweepStale,
+  type RunCgroup,
+} from "../sandbox/cgroup.ts";
 import { freezeTarget } from "../durable/freezer.ts";
 import { startTicks } from "../durable/lock.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -170,12 +176,8 @@ export function killSandboxNow(h: HostParts): void {
       for (const pid of left) killQuiet(pid);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
     }
-    for (const d of [...cg.dirs].reverse())
-      try {
-        rmdirSync(d);
-      } catch {
-        // still emptying, or gone: sweepStale removes an empty one later
-      }
+    // still emptying, or gone: sweepStale removes an empty one later (its hold is gone first)
+    for (const d of [...cg.dirs].reverse()) removeCgroupDir(d);
   }
   removeHostFiles(h);
 }

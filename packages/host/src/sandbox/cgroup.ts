@@ -181,7 +181,8 @@ function alive(pid: number): boolean {
 
 /**
  * sweepStale (§5.3) removes the empty run cgroups a host process that is no longer alive left behind
- * (it crashed before removing them). A cgroup that still holds a process is left for its owner.
+ * (it crashed before removing them). A cgroup that still holds a process is left for its owner, and
+ * so is a held one (holdRunCgroup: a record outliving its maker still needs its counters).
  */
 export function sweepStale(h: Hierarchies): void {
   const parents = [
@@ -212,6 +213,36 @@ function mkdir(dir: string, made: string[]): void {
     throw new HostError("CgroupUnavailable", `cannot create cgroup ${dir}`, { cause: e });
   }
   made.push(dir);
+}
+
+/**
+ * The child directory a held run cgroup keeps (§5.3): a cgroup with a child cannot be removed, so a
+ * sweep by any host process leaves it, whoever made it and whether or not it still holds processes.
+ */
+const HOLD = "sbx-hold";
+
+/**
+ * holdRunCgroup (§5.3) keeps the run cgroup directories `dirs` from every stale sweep until
+ * removeCgroupDir removes them: for a cgroup that outlives the process named in it (a durable run's,
+ * whose interval file names it until the interval is recovered; a pool item's, named by the item
+ * until it is claimed and released or reaped). The caller records the cgroup before holding it, so
+ * a crash in between leaves an unheld cgroup the sweep removes once it is empty, never a held one
+ * that nothing names. `CgroupUnavailable` when the kernel refuses the child.
+ */
+export function holdRunCgroup(dirs: readonly string[]): void {
+  for (const d of dirs)
+    try {
+      mkdirSync(join(d, HOLD));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new HostError("CgroupUnavailable", `cannot hold cgroup ${d}`, { cause: e });
+    }
+}
+
+/** removeCgroupDir removes one (empty) run cgroup directory, its hold first; false when it cannot (yet). */
+export function removeCgroupDir(dir: string): boolean {
+  tryRmdir(join(dir, HOLD));
+  return tryRmdir(dir);
 }
 
 function tryRmdir(dir: string): boolean {
@@ -300,7 +331,7 @@ export async function removeRunCgroup(cg: RunCgroup, waitMs = 5000): Promise<voi
   await killRunCgroup(cg, waitMs);
   const deadline = Date.now() + waitMs;
   for (const d of [...cg.dirs].reverse())
-    while (!tryRmdir(d) && existsSync(d)) {
+    while (!removeCgroupDir(d) && existsSync(d)) {
       if (Date.now() > deadline) throw new HostError("CgroupBusy", `cannot remove cgroup ${d}`);
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -22,6 +22,8 @@ export {
   createRunCgroup,
   killRunCgroup,
   removeRunCgroup,
+  holdRunCgroup,
+  removeCgroupDir,
   limitHits,
   cgroupProcs,
   hostHierarchies,

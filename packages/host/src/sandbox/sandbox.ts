@@ -9,6 +9,7 @@ import { HostError } from "../errors.ts";
 import { type ExtraBind, GATE_GO_FD, GATE_READY_FD, LAUNCH_PATH, STATUS_FD, TOOLS } from "./bwrap.ts";
 import {
   cgroupProcs,
+  holdRunCgroup,
   killRunCgroup,
   limitHits,
   removeRunCgroup,
@@ -242,6 +243,9 @@ export function startSandbox(
   let bound: BoundWorkspace | null = null;
   try {
     o.onCgroup?.(cg.dirs, meterCgroup);
+    // §5.3 A sandbox that outlives its supervisor keeps its cgroups from every stale sweep: the
+    // record onCgroup wrote names them, and a dead supervisor's interval is read from their counters.
+    if (o.outlivesSupervisor === true) holdRunCgroup(cg.dirs);
     handWorkspace(o.workspace, hostUid);
     // §5.3 A writable workspace is bounded by the kernel as the unit writes (disk.ts).
     if (o.workspaceReadOnly !== true) bound = boundWorkspace(o.workspace, r.workspaceBytes, hostUid);

@@ -92,6 +92,9 @@ test("pool items are real sandboxes, parked frozen as the kernel reports", async
     // Every task of the sandbox is stopped by the freezer: none is running.
     for (const pid of procs) assert.notEqual(procState(pid), "R", `pid ${String(pid)} runs`);
     assert.ok(BigInt(it.accounted_uj) > 0n, "provisioning a sandbox is never free");
+    // The process that made the item is gone once `sbx pool create` ends: the cgroups are held, so
+    // no other host process's stale sweep removes them while a claimant still reads their counters.
+    for (const d of info.cgroup.dirs) assert.ok(existsSync(join(d, "sbx-hold")), `${d} is held`);
   }
 });
 

@@ -6,11 +6,11 @@
 // supervisor, its processes kept in their cgroup until a later command ends them.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { bwrapArgs, DEFAULT_USER, type BwrapPlan } from "../../src/sandbox/index.ts";
+import { bwrapArgs, DEFAULT_USER, removeCgroupDir, type BwrapPlan } from "../../src/sandbox/index.ts";
 import { isMountPoint, writeBack } from "../../src/sandbox/disk.ts";
 
 const PLAN: BwrapPlan = {
@@ -147,7 +147,7 @@ async function withSupervisor(
           // gone
         }
       await until("the cgroups are empty", () => procsOf(s!.dirs).length === 0);
-      for (const d of [...s.dirs].reverse()) if (existsSync(d)) rmdirSync(d);
+      for (const d of [...s.dirs].reverse()) if (existsSync(d)) assert.ok(removeCgroupDir(d), `${d} removed`);
     }
     // The supervisor died before its write-back: the workspace's image is still mounted (disk.ts).
     if (isMountPoint(ws)) writeBack(ws);
@@ -182,6 +182,8 @@ test("a durable run's sandbox (outlivesSupervisor) outlives its supervisor's SIG
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(procsOf(s.dirs).sort(), before.sort(), "every process of the sandbox lives on");
     assert.ok(alive(s.unit) && alive(s.launcher), "the unit and bwrap outlive the supervisor");
+    // Its cgroups are held: another host process's sweep of a dead maker's cgroups leaves them.
+    for (const d of s.dirs) assert.ok(existsSync(join(d, "sbx-hold")), `${d} is held`);
     // withSupervisor's cleanup then kills the cgroup's processes: nothing is left behind.
   }, true);
 });

@@ -9,7 +9,15 @@ import { join } from "node:path";
 import { addressOf, testKey } from "@sbx/wire";
 import { verifyAttestation } from "@sbx/sandbox-attest/attestation";
 import { makeUnit, unitId } from "@sbx/sandbox-attest/unit";
-import { createRunCgroup, DEFAULT_LIMITS, hostHierarchies, startSandbox } from "../../src/sandbox/index.ts";
+import {
+  createRunCgroup,
+  DEFAULT_LIMITS,
+  holdRunCgroup,
+  hostHierarchies,
+  removeCgroupDir,
+  startSandbox,
+} from "../../src/sandbox/index.ts";
+import { sweepStale } from "../../src/sandbox/cgroup.ts";
 import { inSandbox } from "./fixture.ts";
 import { runUnit } from "../../src/run/index.ts";
 import { isHostError } from "../../src/errors.ts";
@@ -158,6 +166,41 @@ test("empty run cgroups of a host process that died are swept; a live owner's ar
   } finally {
     rmSync(fake, { recursive: true, force: true });
   }
+});
+
+test("a held run cgroup outlives every stale sweep, empty and with its maker dead, until it is removed", () => {
+  const fake = mkdtempSync(join(tmpdir(), "sbx-fake-cgroup-"));
+  try {
+    const held = join(fake, "sbx-run-999999999-ab12");
+    const stale = join(fake, "sbx-run-999999999-cd34");
+    mkdirSync(held);
+    mkdirSync(stale);
+    holdRunCgroup([held]);
+    holdRunCgroup([held]); // holding twice is holding once
+    sweepStale({ v2: fake, v2Self: "/", v1: {} });
+    assert.equal(existsSync(stale), false, "the unheld cgroup is swept");
+    assert.equal(existsSync(held), true, "the held one is kept");
+    assert.equal(removeCgroupDir(held), true);
+    assert.equal(existsSync(held), false, "removeCgroupDir takes the hold and the cgroup");
+    assert.equal(removeCgroupDir(held), false, "a cgroup already gone is not removed twice");
+  } finally {
+    rmSync(fake, { recursive: true, force: true });
+  }
+});
+
+test("on the host's own hierarchies, a held cgroup of a dead maker survives the sweep of the next run", () => {
+  const dead = `sbx-run-999999999-${process.pid.toString(16)}aa`;
+  const cg = createRunCgroup(dead, DEFAULT_LIMITS);
+  let other: ReturnType<typeof createRunCgroup> | null = null;
+  try {
+    holdRunCgroup(cg.dirs);
+    other = createRunCgroup(`t-sweep-${String(process.pid)}`, DEFAULT_LIMITS); // sweeps first
+    for (const d of cg.dirs) assert.equal(existsSync(d), true, `${d} is kept`);
+  } finally {
+    for (const d of [...cg.dirs].reverse()) removeCgroupDir(d);
+    for (const d of [...(other?.dirs ?? [])].reverse()) removeCgroupDir(d);
+  }
+  for (const d of cg.dirs) assert.equal(existsSync(d), false, `${d} is removed with its hold`);
 });
 
 test("a sandbox that cannot be set up is a host error, never an attested interval", async () => {

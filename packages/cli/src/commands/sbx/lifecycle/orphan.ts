@@ -137,10 +137,14 @@ export async function recoverOrphan(
   faultPoint("durable:recovered-stored");
   const head = await store.appendSegment(id, rec.head, { kind: "executed", attestation: address });
   faultPoint("durable:recovered-appended"); // the file still names the old head: not attested again
-  dropOpenInterval(paths.interval);
+  // The cgroups first: the file names them (and holds nothing once the head has moved) until both go.
   removeOrphanCgroups(o);
+  dropOpenInterval(paths.interval);
+  const from = reading.components.some((c) => c.source === "recovered:cgroup.cpu")
+    ? "the cgroup's counters"
+    : "the supervisor's last reading (the cgroup was gone)";
   say(
-    `the run's supervisor (pid ${String(o.pid)}) is gone: its interval ${new Date(reading.start_ms).toISOString()}…${new Date(reading.end_ms).toISOString()} was recovered from the cgroup's counters and attested as ${address} (${receipt.receipt.total_uj} µJ estimated, stopped ${SUPERVISOR_LOST})`,
+    `the run's supervisor (pid ${String(o.pid)}) is gone: its interval ${new Date(reading.start_ms).toISOString()}…${new Date(reading.end_ms).toISOString()} was recovered from ${from} and attested as ${address} (${receipt.receipt.total_uj} µJ estimated, stopped ${SUPERVISOR_LOST})`,
   );
   return { supervisor: o.pid, attestation: address, total_uj: receipt.receipt.total_uj, head };
 }
