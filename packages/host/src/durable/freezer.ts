@@ -117,6 +117,20 @@ export async function thawProcesses(t: FreezeTarget, waitMs = 10_000): Promise<v
   }
 }
 
+/**
+ * frozenWithin (§13) asks the kernel again for up to `ms` until it says the target is frozen: a
+ * frozen task woken by a signal leaves the frozen state for the moment it takes to handle it, and
+ * the kernel says "not frozen" for that moment. False when it never says frozen within `ms`.
+ */
+export async function frozenWithin(t: FreezeTarget, ms = 200): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (isFrozen(t)) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(POLL_MS);
+  }
+}
+
 /** isFrozen reports whether the kernel says the target is frozen now. */
 export function isFrozen(t: FreezeTarget): boolean {
   return t.kind === "v2"

@@ -68,7 +68,14 @@ import {
 import type { SandboxUser } from "../sandbox/system.ts";
 import { boundWorkspace, workspaceFull, writeBack } from "../sandbox/disk.ts";
 import { handWorkspace, workspaceBytes } from "../sandbox/workspace.ts";
-import { freezeProcesses, freezeTarget, isFrozen, thawProcesses, residentBytes } from "../durable/freezer.ts";
+import {
+  freezeProcesses,
+  freezeTarget,
+  frozenWithin,
+  isFrozen,
+  thawProcesses,
+  residentBytes,
+} from "../durable/freezer.ts";
 import { readCgroupCpuUs } from "../meter/index.ts";
 import { startTicks } from "../durable/lock.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -347,7 +354,8 @@ export async function parkSandbox(
     }
     const t = freezeTarget(cg.v2, cg.dirs);
     await freezeProcesses(t, cg.dirs);
-    if (!isFrozen(t)) throw new HostError("FreezeFailed", "the kernel does not report the sandbox frozen");
+    if (!(await frozenWithin(t)))
+      throw new HostError("FreezeFailed", "the kernel does not report the sandbox frozen");
     faultPoint("pool-park:frozen");
     const info: ParkedInfo = {
       cgroup: cg,
