@@ -1,7 +1,12 @@
 // @sbx/host/durable — §13 durable runs on this host: a live sandbox across intervals, the freezer,
-// idle energy of what a parked run retains, the run lock, and the manifest check at resume.
+// idle energy of what a parked run retains, the run lock, the manifest check at resume, the one
+// sealing of an interval (live or recovered), and the recovery of a run whose supervisor died.
 export { LiveSandbox } from "./session.ts";
 export type { LiveOptions, SealedInterval } from "./session.ts";
+export { sealInterval } from "./seal.ts";
+export type { SealInput, Sealed } from "./seal.ts";
+export { orphanOf, recoverOrphan, recoverRun, supervisorState, supervisorText } from "./recover.ts";
+export type { Recovered, SupervisorState } from "./recover.ts";
 export { freezeTarget, freezeProcesses, thawProcesses, isFrozen, residentBytes } from "./freezer.ts";
 export type { FreezeTarget } from "./freezer.ts";
 export { idleEnergy, IDLE_SOURCE } from "./idle.ts";

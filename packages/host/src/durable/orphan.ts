@@ -3,7 +3,8 @@
 // supervisor keeps a small file naming itself (pid and start time), the head the interval opened
 // on, the interval's start, the cgroup and its CPU counter at the start, and, every second, its last
 // reading. A later command that finds the file with its supervisor gone ends the processes and
-// reads the interval from the cgroup's own counters (else the last reading), as estimated figures.
+// reads the interval from the cgroup's own counters (else the last reading), as estimated figures;
+// recover.ts (recoverOrphan) attests and records it.
 import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDigest, type Digest } from "@sbx/wire";

@@ -3,20 +3,14 @@
 // ends either when the processes exit or when the run is suspended: then the sandbox is frozen
 // first, so nothing runs unmetered, and the interval is sealed while the processes stay resident.
 // A thaw starts the next interval in the same sandbox; a release kills what is frozen.
-import { envelopeAddress, type Digest, type Envelope, type KeyPair } from "@sbx/wire";
-import { signAttestation, type Outcome, type PredicateInput } from "@sbx/sandbox-attest/attestation";
-import {
-  makeReceipt,
-  weakestProvenance,
-  type EnergyChainState,
-  type MadeReceipt,
-} from "@sbx/sandbox-attest/energy";
+import type { Digest, Envelope, KeyPair } from "@sbx/wire";
+import type { Outcome } from "@sbx/sandbox-attest/attestation";
+import type { EnergyChainState, MadeReceipt } from "@sbx/sandbox-attest/energy";
 import { Journal } from "@sbx/sandbox-attest/journal";
 import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
-import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
 import { checkBuiltFrom } from "../run/built.ts";
 import { digestFile, programInSandbox } from "../run/program.ts";
@@ -26,6 +20,7 @@ import { freezeProcesses, freezeTarget, removeFreezer, thawProcesses, type Freez
 import { attachLiveGate, IntervalJournal, type HeldGate, type LiveGateOptions } from "./gated.ts";
 import { watchInterval, type IntervalWatch } from "./livecheck.ts";
 import { withOvershoot, type LiveCheck } from "../run/run.ts";
+import { sealInterval } from "./seal.ts";
 
 /** What a live sandbox needs: the unit, its ids and addresses, the host key, the energy chain so far. */
 export interface LiveOptions {
@@ -260,47 +255,34 @@ export class LiveSandbox {
         code: code,
         signal: code === null ? (outcome.status === "signaled" ? outcome.signal : "SIGKILL") : null,
       });
-    const receipt = makeReceipt(this.#chain, reading, this.#o.hostKey);
-    this.#chain = receipt.state;
-    const receiptAddress = envelopeAddress(receipt.envelope);
-    const level = statedLevel(
-      providedLevel({
-        isolated: true,
-        metered: true,
-        attested: true,
-        journaled: true,
-        snapshots: true,
-        processControl: gateHeld,
-        auditChain: false,
-      }),
-      this.#o.maxLevel,
-    );
-    const j = open.journal.head();
-    const predicate: PredicateInput = {
-      unit_id: this.#o.unitId,
-      grants_id: this.#o.grantsId,
+    // The same sealing as a recovered interval's (seal.ts), with the journal, the snapshots of a
+    // durable run and, when the gate held, process control provided.
+    const sealed = sealInterval({
+      chain: this.#chain,
+      reading,
+      hostKey: this.#o.hostKey,
+      unit: this.#o.unit,
+      unitId: this.#o.unitId,
+      grantsId: this.#o.grantsId,
       manifest: this.#o.manifest,
-      exec_policy: this.#o.policy,
-      energy: {
-        receipt: receiptAddress,
-        total_uj: receipt.receipt.total_uj,
-        provenance: weakestProvenance(receipt.receipt.components),
+      execPolicy: this.#o.policy,
+      journal: open.journal,
+      outcome,
+      provided: { journaled: true, snapshots: true, processControl: gateHeld },
+      maxLevel: this.#o.maxLevel,
+      runHead: head,
+      beforeSign: () => {
+        checkBuiltFrom(this.#sb.provided, this.#o.pinnedImage);
       },
-      journal: { root: j.root, events: j.size },
-      outcome,
-      interval: { start_ms: reading.start_ms, end_ms: reading.end_ms },
-      level,
-      run_head: head,
-    };
-    checkBuiltFrom(this.#sb.provided, this.#o.pinnedImage);
-    const attestation = signAttestation(predicate, this.#o.hostKey, this.#o.unit);
+    });
+    this.#chain = sealed.receipt.state;
     return {
-      attestation,
-      address: envelopeAddress(attestation),
-      receipt,
-      receiptAddress,
+      attestation: sealed.attestation,
+      address: sealed.address,
+      receipt: sealed.receipt,
+      receiptAddress: sealed.receiptAddress,
       outcome,
-      level,
+      level: sealed.level,
       journal: open.journal.events,
     };
   }

@@ -10,7 +10,7 @@ import { resolvePgRun, withPg } from "@sbx/host/stores";
 import { resolveRun } from "@sbx/host/stores";
 import { NO_GRANTS } from "../../report/grants.ts";
 import { readableRunStore, runStoreUrl } from "@sbx/host/stores";
-import { supervisorState, supervisorText, type SupervisorState } from "./lifecycle/orphan.ts";
+import { supervisorState, supervisorText, type SupervisorState } from "@sbx/host/durable";
 
 const STORE_HELP = `  --store DIR       the run store (default: $SBX_STORE, else $XDG_DATA_HOME/sbx or ~/.local/share/sbx);
                     a postgres:// connection string reads and verifies each run in that database itself

@@ -1,181 +1,19 @@
-// §13.7.4 A run whose supervisor died: its sandbox outlived it (the processes still in the run's
-// cgroup), and the interval it had open may be unrecorded. `sbx suspend`, `sbx close` and
-// `sbx resume` call recoverRun first, under the run's lock and before anything else: it ends
-// what is left in the cgroup and, when the record's head is still the head the interval opened on
-// (nothing recorded it), attests the interval from the cgroup's own counters as a recovered one —
-// outcome `signaled` SIGKILL with `stopped: "SupervisorLost"`, energy `estimated` (ccf models from
-// the cgroup's CPU time and memory, sources `recovered:…`), no journal events — and appends it as
-// the executed segment. Once recorded, the interval's file goes, so it is attested exactly once.
-// recoverRun then writes back the workspace that sandbox left on its image (§5.3).
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { envelopeAddress, parseCanonical, parseDigest, toHex, type Digest } from "@sbx/wire";
-import { signAttestation, type Outcome } from "@sbx/sandbox-attest/attestation";
-import { makeReceipt, weakestProvenance } from "@sbx/sandbox-attest/energy";
-import { Journal } from "@sbx/sandbox-attest/journal";
-import { parseUnit } from "@sbx/sandbox-attest/unit";
-import { SandboxAttestError } from "@sbx/sandbox-attest/runrecord";
-import { providedLevel, recoverWorkspace, statedLevel } from "@sbx/host/sandbox";
-import { faultPoint } from "@sbx/host/store";
-import {
-  dropOpenInterval,
-  endOrphan,
-  EXEC_POLICY_LABEL,
-  keepJournal,
-  NO_MANIFEST,
-  readInfo,
-  readOpenInterval,
-  readVerifiedRun,
-  removeOrphanCgroups,
-  supervisorGone,
-  SUPERVISOR_LOST,
-  type OpenInterval,
-} from "@sbx/host/durable";
+// §13.7.4 A run whose supervisor died: what `sbx suspend`, `sbx close` and `sbx resume` do first,
+// under the run's lock. The recovery itself (the interval attested as a recovered one, the
+// workspace written back) lives in @sbx/host/durable (packages/host/src/durable/recover.ts); the
+// CLI chooses the key the recovered interval is signed with (runkey.ts), the one the run signs
+// with on this host, resolved only when there is an interval to sign.
+import type { Digest } from "@sbx/wire";
+import { recoverRun as recoverRunWith, type Recovered, type RunPaths } from "@sbx/host/durable";
 import type { RunStore } from "@sbx/host/stores";
-import type { RunPaths } from "@sbx/host/durable";
 import { runKeyOf } from "./runkey.ts";
 
-/** orphanOf: the open interval of a supervisor that is gone, or null (none, or its supervisor lives). */
-export function orphanOf(paths: RunPaths): OpenInterval | null {
-  const o = readOpenInterval(paths.interval);
-  return o !== null && supervisorGone(o) ? o : null;
-}
-
-/** What recoverOrphan did: nothing (null), or the supervisor it found gone and what it recorded. */
-export interface Recovered {
-  readonly supervisor: number;
-  /** The executed segment's attestation, or null when the interval was recorded already. */
-  readonly attestation: Digest | null;
-  readonly total_uj: string | null;
-  readonly head: Digest;
-}
-
-/**
- * recoverRun (§13.7.4, §5.3) is what `sbx suspend`, `close` and `resume` do first, under the run's
- * lock: the interval of a supervisor that is gone (recoverOrphan), then the workspace that
- * supervisor's sandbox left on its image, written back (recoverWorkspace), before anything (a
- * resume into another workspace included) makes the run's info name another workspace.
- */
-export async function recoverRun(
+/** recoverRun: @sbx/host/durable recoverRun, signing with the run's key on this host (runKeyOf). */
+export function recoverRun(
   store: RunStore,
   id: Digest,
   paths: RunPaths,
   say: (line: string) => void,
 ): Promise<Recovered | null> {
-  const r = await recoverOrphan(store, id, paths, say);
-  const ws = readInfo(paths)?.workspace;
-  if (ws !== undefined && existsSync(ws)) recoverWorkspace(ws);
-  return r;
-}
-
-/** recoverOrphan: see the file comment. The caller holds the run's lock. */
-export async function recoverOrphan(
-  store: RunStore,
-  id: Digest,
-  paths: RunPaths,
-  say: (line: string) => void,
-): Promise<Recovered | null> {
-  const o = orphanOf(paths);
-  if (o === null) return null;
-  const vr = await readVerifiedRun(store, id);
-  const reading = await endOrphan(o);
-  const rec = vr.record;
-  if (rec.head !== o.head || rec.phase !== "active") {
-    removeOrphanCgroups(o);
-    dropOpenInterval(paths.interval);
-    say(
-      `the run's supervisor (pid ${String(o.pid)}) is gone; its interval was recorded; what it left running was ended`,
-    );
-    return { supervisor: o.pid, attestation: null, total_uj: null, head: rec.head };
-  }
-  const bytes = await store.getObject(rec.unitId);
-  if (bytes === null)
-    throw new SandboxAttestError("ObjectMissing", `unit descriptor ${rec.unitId} is not in the store`);
-  const unit = parseUnit(parseCanonical(bytes));
-  const { key } = runKeyOf(store.root, paths, id, undefined, say);
-  const receipt = makeReceipt(vr.chain, reading, key);
-  const receiptAddress = envelopeAddress(receipt.envelope);
-  const journal = new Journal();
-  const j = journal.head();
-  const outcome: Outcome = { status: "signaled", signal: "SIGKILL", stopped: SUPERVISOR_LOST };
-  // Metered and attested, not journaled: the journal of the interval died with its supervisor.
-  const level = statedLevel(
-    providedLevel({
-      isolated: true,
-      metered: true,
-      attested: true,
-      journaled: false,
-      snapshots: false,
-      processControl: false,
-      auditChain: false,
-    }),
-  );
-  const attestation = signAttestation(
-    {
-      unit_id: rec.unitId,
-      grants_id: rec.grantsId,
-      manifest: unit.manifest,
-      exec_policy: (unit.labels?.[EXEC_POLICY_LABEL] as Digest | undefined) ?? vr.policy ?? NO_MANIFEST,
-      energy: {
-        receipt: receiptAddress,
-        total_uj: receipt.receipt.total_uj,
-        provenance: weakestProvenance(receipt.receipt.components),
-      },
-      journal: { root: j.root, events: j.size },
-      outcome,
-      interval: { start_ms: reading.start_ms, end_ms: reading.end_ms },
-      level,
-      run_head: o.head,
-    },
-    key,
-    unit,
-  );
-  const address = envelopeAddress(attestation);
-  await keepJournal(store, journal.events);
-  await store.putSigned(receipt.envelope);
-  await store.putSigned(attestation);
-  faultPoint("durable:recovered-stored");
-  const head = await store.appendSegment(id, rec.head, { kind: "executed", attestation: address });
-  faultPoint("durable:recovered-appended"); // the file still names the old head: not attested again
-  // The cgroups first: the file names them (and holds nothing once the head has moved) until both go.
-  removeOrphanCgroups(o);
-  dropOpenInterval(paths.interval);
-  const from = reading.components.some((c) => c.source === "recovered:cgroup.cpu")
-    ? "the cgroup's counters"
-    : "the supervisor's last reading (the cgroup was gone)";
-  say(
-    `the run's supervisor (pid ${String(o.pid)}) is gone: its interval ${new Date(reading.start_ms).toISOString()}…${new Date(reading.end_ms).toISOString()} was recovered from ${from} and attested as ${address} (${receipt.receipt.total_uj} µJ estimated, stopped ${SUPERVISOR_LOST})`,
-  );
-  return { supervisor: o.pid, attestation: address, total_uj: receipt.receipt.total_uj, head };
-}
-
-/** What `sbx runs` and `sbx show` say of a run's supervisor on this host. */
-export interface SupervisorState {
-  /** live: an interval is open under a live supervisor; gone: its supervisor died. */
-  readonly state: "live" | "gone";
-  readonly pid: number;
-  /** The record's head is still the one the interval opened on: the interval is not recorded yet. */
-  readonly unrecorded: boolean;
-}
-
-/**
- * supervisorState reads the run's open-interval file in the file store at `storeRoot` (creating
- * nothing): null when there is none; an unreadable one is said as gone, so it is never hidden.
- */
-export function supervisorState(storeRoot: string, id: Digest, head: Digest | null): SupervisorState | null {
-  const file = join(storeRoot, "live", `${toHex(parseDigest(id))}.interval.json`);
-  let o: OpenInterval | null;
-  try {
-    o = readOpenInterval(file);
-  } catch {
-    return { state: "gone", pid: 0, unrecorded: true };
-  }
-  if (o === null) return null;
-  return { state: supervisorGone(o) ? "gone" : "live", pid: o.pid, unrecorded: o.head === head };
-}
-
-/** supervisorText: the line `sbx runs` and `sbx show` print for a supervisor that is gone. */
-export function supervisorText(s: SupervisorState | null): string | null {
-  if (s === null || s.state !== "gone") return null;
-  return `supervisor gone (pid ${String(s.pid)})${s.unrecorded ? ": its interval is not recorded yet; sbx suspend, close or resume attests it (recovered) first" : ": what it left running is ended by the next sbx suspend, close or resume"}`;
+  return recoverRunWith(store, id, paths, () => runKeyOf(store.root, paths, id, undefined, say).key, say);
 }
