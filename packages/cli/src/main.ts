@@ -15,11 +15,17 @@ const TOOLS = {
 /** A tool name. */
 export type Tool = keyof typeof TOOLS;
 
-/** loadCommands imports every command module of a tool, sorted by name. */
-export async function loadCommands(tool: Tool): Promise<Command[]> {
+/**
+ * loadCommands imports the command modules of a tool, sorted by name: every one, or with `word`
+ * only those the build's index (scripts/build.mjs, dist/commands/<tool>/index.json) says define a
+ * command whose name starts with it. Without an index (run from the sources) or with a word it
+ * does not hold, every module.
+ */
+export async function loadCommands(tool: Tool, word?: string): Promise<Command[]> {
   const dir = join(here, "commands", tool);
   const out: Command[] = [];
-  for (const f of readdirSync(dir).sort())
+  const only = word === undefined ? undefined : indexed(dir, word);
+  for (const f of only ?? readdirSync(dir).sort())
     if (f.endsWith(ext)) {
       const mod = (await import(pathToFileURL(join(dir, f)).href)) as {
         command?: Command;
@@ -29,6 +35,16 @@ export async function loadCommands(tool: Tool): Promise<Command[]> {
       if (mod.commands) out.push(...mod.commands);
     }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function indexed(dir: string, word: string): string[] | undefined {
+  let index: Record<string, string[]>;
+  try {
+    index = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as Record<string, string[]>;
+  } catch {
+    return undefined;
+  }
+  return Object.hasOwn(index, word) ? index[word] : undefined;
 }
 
 function version(): string {
@@ -74,8 +90,9 @@ export async function runCli(tool: Tool, argv: string[], given?: Io): Promise<nu
   }
   const { EXIT, processIo, runCommand } = await import("./command.ts");
   const io = given ?? processIo();
-  const cmds = await loadCommands(tool);
-  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+  const help = argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help";
+  const cmds = await loadCommands(tool, help ? undefined : argv[0]);
+  if (help) {
     io.out(toolHelp(tool, cmds));
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }

@@ -37,6 +37,21 @@ test("the compiled bins list exactly the commands of the sources", async () => {
   }
 });
 
+test("every command of the sources answers --help from the compiled bin, found through the build's index", async () => {
+  for (const tool of ["sbx", "jcp"] as const) {
+    const index = JSON.parse(
+      readFileSync(join(CLI, "dist", "commands", tool, "index.json"), "utf8"),
+    ) as Record<string, string[]>;
+    for (const c of await loadCommands(tool)) {
+      const word = c.name.split(" ")[0] ?? "";
+      assert.ok((index[word] ?? []).length > 0, `${tool} ${c.name}: its first word is in the index`);
+      const r = bin(join(CLI, "bin", `${tool}.mjs`), [...c.name.split(" "), "--help"]);
+      assert.equal(r.code, 0, `${tool} ${c.name} --help: ${r.err}`);
+      assert.match(r.out, new RegExp(`^usage: ${tool} ${c.name}\\b`, "m"), `${tool} ${c.name} --help`);
+    }
+  }
+});
+
 test("a bin with nothing built says how to build it and exits 2", () => {
   const dir = mkdtempSync(join(tmpdir(), "sbx-unbuilt-"));
   try {
