@@ -9,8 +9,10 @@
 // input). A hasher from `createBlake3Chunk` takes the JS path for every input of one chunk, since
 // its caller builds the input in place and nothing is copied or allocated. Where the native
 // binding cannot load (a browser), hash-wasm serves larger inputs; on a big-endian platform,
-// where the JS word loads do not apply, hash-wasm also serves small ones.
-import { createBLAKE3, type IHasher } from "hash-wasm";
+// where the JS word loads do not apply, hash-wasm also serves small ones. hash-wasm is loaded only
+// then: with the native binding and the JS compression, nothing needs it, and loading it (its
+// WASM modules decoded and compiled) is about a sixth of a command's start-up.
+import type { IHasher } from "hash-wasm";
 import { ChunkHasher, chunkHashSupported, CHUNK_LEN } from "./blake3chunk.ts";
 
 /**
@@ -49,12 +51,19 @@ async function loadNative(): Promise<NativeBinding | null> {
 }
 
 const native = await loadNative();
-const wasm: IHasher = await createBLAKE3(256);
+const wasm: IHasher | null =
+  native !== null && chunkHashSupported ? null : await (await import("hash-wasm")).createBLAKE3(256);
 
 /** Which implementation serves bulk input: "native" (@napi-rs/blake-hash) or "wasm" (hash-wasm). */
 export const blake3Backend: "native" | "wasm" = native ? "native" : "wasm";
 
+function wasmOnly(): IHasher {
+  if (wasm === null) throw new Error("blake3: hash-wasm is not loaded where native and JS serve every input");
+  return wasm;
+}
+
 function wasmHash(data: Uint8Array): Uint8Array {
+  const wasm = wasmOnly();
   wasm.init();
   wasm.update(data);
   return wasm.digest("binary");
@@ -64,7 +73,9 @@ const shared = new ChunkHasher();
 
 /** blake3 returns the 32-byte BLAKE3 hash of `data` (§2.3). */
 export function blake3(data: Uint8Array): Uint8Array {
-  if (data.length <= JS_INPUT_MAX && chunkHashSupported) {
+  // With the native binding, the JS compression serves every one-chunk input (within a few per
+  // cent of hash-wasm from JS_INPUT_MAX up), so hash-wasm is not loaded at all.
+  if (chunkHashSupported && data.length <= (native === null ? JS_INPUT_MAX : SMALL_INPUT_MAX)) {
     const out = new Uint8Array(32);
     shared.input.set(data);
     shared.digestInto(data.length, out, 0);
@@ -117,6 +128,7 @@ function wasmIncremental(): Blake3Hasher {
       return api;
     },
     digest() {
+      const wasm = wasmOnly();
       wasm.init();
       for (const p of parts) wasm.update(p);
       return wasm.digest("binary");
