@@ -1,8 +1,10 @@
 // CLI start-up (issue 13): `sbx --version` and `jcp --version` through their bins (the compiled
 // JavaScript in packages/cli/dist, rebuilt here from the current sources first) against a bare
 // `node -e 0`, all in this run and interleaved so that a busy machine slows each alike. The goal is
-// under 2× the bare node (issue 37). For comparison: `sbx --help`, which loads every command module, and
-// `sbx --version` run from TypeScript through tsx, as the bins did before they were compiled.
+// under 2× the bare node (issue 37). For comparison: `sbx --help`, which loads every command module;
+// `sbx suspend --help`, which loads only the module of the command it names (what any command costs
+// before it does anything); and `sbx --version` run from TypeScript through tsx, as the bins did
+// before they were compiled.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { median, row } from "./measure.ts";
@@ -47,6 +49,10 @@ export default function cliBench(): Promise<void> {
     { name: "sbx --version", args: ["packages/cli/bin/sbx.mjs", "--version"] },
     { name: "jcp --version", args: ["packages/cli/bin/jcp.mjs", "--version"] },
     { name: "sbx --help (loads every command)", args: ["packages/cli/bin/sbx.mjs", "--help"] },
+    {
+      name: "sbx suspend --help (loads its command's module)",
+      args: ["packages/cli/bin/sbx.mjs", "suspend", "--help"],
+    },
     {
       name: "sbx --version from src/ through tsx",
       args: ["--import", "tsx", "--input-type=module", "-e", fromSource],
