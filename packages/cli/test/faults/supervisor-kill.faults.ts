@@ -14,7 +14,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Digest } from "@sbx/wire";
 import { decodeRecord } from "@sbx/sandbox-attest/runrecord";
@@ -341,10 +341,28 @@ test("SIGKILL of the supervisor of a frozen run: resume ends what it left and re
 const ACKED = /parking the run \(|this Ctrl-C is ignored|killing the run's processes/g;
 
 /**
+ * Whether `sig` is pending for process `pid` (sent, not yet delivered): the kernel keeps one pending
+ * SIGINT however many are sent, so a second sent before the first is delivered is lost.
+ */
+function pending(pid: number, sig: number): boolean {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${String(pid)}/status`, "utf8");
+  } catch {
+    return false; // gone
+  }
+  const bit = 1n << BigInt(sig - 1);
+  return ["SigPnd", "ShdPnd"].some((k) => {
+    const hex = new RegExp(`^${k}:\\s*([0-9a-f]+)$`, "m").exec(status)?.[1];
+    return hex !== undefined && (BigInt(`0x${hex}`) & bit) !== 0n;
+  });
+}
+
+/**
  * Starts `sbx run` in the foreground and, once the agent is at step 2, sends SIGINT `n` times, each
- * `gapMs` after the one before and, when `acked`, once the one before was acknowledged (two signals
- * sent before the first is handled are one to the kernel); `bulkBytes` of workspace make the
- * parking's snapshot take a while.
+ * once the one before was delivered (no longer pending to the kernel) and `gapMs` after it, and,
+ * when `acked`, once the one before was acknowledged; `bulkBytes` of workspace make the parking's
+ * snapshot take a while.
  */
 async function interrupted(
   n: number,
@@ -364,6 +382,7 @@ async function interrupted(
   await waitFor(() => fileIs(join(ws, "state")) === "2", "the agent at step 2");
   for (let i = 0; i < n; i++) {
     p.kill("SIGINT");
+    await waitFor(() => !pending(p.pid ?? 0, 2), `Ctrl-C ${String(i + 1)} delivered`);
     if (acked)
       await waitFor(
         () => (err.match(ACKED)?.length ?? 0) > i || p.exitCode !== null,
@@ -397,8 +416,9 @@ test("Ctrl-C twice 50 ms apart: the run is parked, the second is ignored and sai
 });
 
 test("Ctrl-C three times within 2 s: the run's processes are killed, the interval still attested once", async () => {
-  // Sent 10 ms apart without waiting: the parking's snapshot and write-back hold the event loop, so
-  // a signal is acted on only between its steps (and two pending are one to the kernel).
+  // Each sent once the one before was delivered, 10 ms apart, without waiting for its answer: the
+  // parking's snapshot and write-back hold the event loop, so a signal is acted on only between
+  // their steps.
   const r = await interrupted(3, 10, 64 << 20, false);
   try {
     assert.match(r.err, /killing the run's processes/);
