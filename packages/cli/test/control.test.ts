@@ -59,7 +59,7 @@ test("a resume that keeps breaking unanswered, or any other request that breaks,
     await new Promise<void>((r) => server.close(() => r()));
     const served = await serveControl(path, () => Promise.resolve({ phase: "executing" }));
     assert.deepEqual(await askSupervisor(path, { op: "status" }), { result: { phase: "executing" } });
-    await new Promise<void>((r) => served.close(() => r()));
+    await served.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -88,7 +88,7 @@ test("a refusal crosses the socket with its code, reason and detail: Expired and
         return true;
       });
   } finally {
-    await new Promise<void>((r) => served.close(() => r()));
+    await served.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -100,7 +100,7 @@ test("what is not a coded error crosses as ControlFailed; a malformed answer is 
   try {
     const served = await serveControl(path, () => Promise.reject(new Error("disk on fire")));
     await assert.rejects(askSupervisor(path, { op: "status" }), controlFailed);
-    await new Promise<void>((r) => served.close(() => r()));
+    await served.close();
     const answers = [
       "not json",
       "null",
@@ -119,6 +119,32 @@ test("what is not a coded error crosses as ControlFailed; a malformed answer is 
       });
       await assert.rejects(askSupervisor(at, { op: "status" }), controlFailed, answer);
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("closing the channel ends a request still waiting for its answer: the ending is not held by its asker", async () => {
+  // The supervisor's own ending (its last interval exited) and a resume asked meanwhile are queued
+  // one behind the other: the channel's close must not wait for the queued request, nor it for the
+  // ending. Before, close waited for every connection to end, and both waited for ever.
+  const dir = mkdtempSync(join(tmpdir(), "sbx-control-"));
+  const path = join(dir, "control.sock");
+  try {
+    let asked!: () => void;
+    const arrived = new Promise<void>((r) => (asked = r));
+    const served = await serveControl(path, () => {
+      asked();
+      return new Promise(() => undefined); // queued behind an ending that waits for close
+    });
+    const answer = askSupervisor(path, { op: "status" });
+    await arrived;
+    const closed = await Promise.race([
+      served.close().then(() => "closed"),
+      new Promise((r) => setTimeout(() => r("still open after 5 s"), 5000)),
+    ]);
+    assert.equal(closed, "closed");
+    await assert.rejects(answer, (e: unknown) => isCodedError(e, "ControlFailed"), "unanswered: reported");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
 // crosses as a structured value, `{code, message, detail}` (errorToJson), and is rebuilt with its
 // code (errorFromJson), so `sbx suspend` and `sbx resume` exit exactly as they would had they acted
 // themselves; no code is read back out of a message.
-import { createConnection, createServer, type Server } from "node:net";
+import { createConnection, createServer, type Socket } from "node:net";
 import { chmodSync, unlinkSync } from "node:fs";
 import { errorFromJson, errorToJson, isCodedError, type ErrorJson } from "@sbx/wire";
 import { HostError } from "../errors.ts";
@@ -51,17 +51,31 @@ function refusalOf(error: unknown): Error {
   }
 }
 
+/** A listening control channel. */
+export interface ControlServer {
+  /**
+   * close stops listening and ends every connection still open, unanswered: a request queued
+   * behind the supervisor's own ending would otherwise hold the ending (and the run's lock) for as
+   * long as its asker waits, and the asker for as long as the ending. An asker whose channel breaks
+   * unanswered asks again or acts on the record (askSupervisor).
+   */
+  close(): Promise<void>;
+}
+
 /** serveControl listens on `path` (a stale socket file is replaced) and answers each request with `handle`. */
 export async function serveControl(
   path: string,
   handle: (req: ControlRequest) => Promise<unknown>,
-): Promise<Server> {
+): Promise<ControlServer> {
   try {
     unlinkSync(path);
   } catch {
     // none
   }
+  const open = new Set<Socket>();
   const server = createServer((sock) => {
+    open.add(sock);
+    sock.on("close", () => open.delete(sock));
     let buf = "";
     sock.setEncoding("utf8");
     sock.on("error", () => undefined);
@@ -88,7 +102,13 @@ export async function serveControl(
     server.listen(path, () => resolve());
   });
   chmodSync(path, 0o600);
-  return server;
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of open) s.destroy();
+      }),
+  };
 }
 
 /** Raised inside askOnce when the channel broke before any answer: the supervisor was going away. */

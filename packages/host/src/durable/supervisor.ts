@@ -4,7 +4,6 @@
 // appends to the record by compare-and-append on the head it holds, so a record moved by anyone
 // else is refused (StaleHead), never overwritten. It ends when the processes exit by themselves
 // (the run stays active), when the run is released or closed; a frozen run keeps it alive.
-import type { Server } from "node:net";
 import { unlinkSync } from "node:fs";
 import type { Digest, KeyPair } from "@sbx/wire";
 import type { EnergyChainState } from "@sbx/sandbox-attest/energy";
@@ -33,7 +32,7 @@ import {
 import { readVerifiedRun } from "./record.ts";
 import { residentBytes } from "./freezer.ts";
 import type { RunLock } from "./lock.ts";
-import { serveControl, type ControlRequest } from "./control.ts";
+import { serveControl, type ControlRequest, type ControlServer } from "./control.ts";
 import type { RunPaths } from "./paths.ts";
 
 /** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
@@ -100,7 +99,7 @@ export class Supervisor {
   #lastSealed: SealedInterval | null = null;
   #finishing = false;
   #queue: Promise<unknown> = Promise.resolve();
-  #server: Server | null = null;
+  #server: ControlServer | null = null;
   // §13.7.4 The open interval's file (for a later command, should this process die) and its timer.
   #interval: OpenInterval | null = null;
   #tick: NodeJS.Timeout | null = null;
@@ -303,7 +302,7 @@ export class Supervisor {
         this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
       },
     );
-    await new Promise<void>((r) => (this.#server ? this.#server.close(() => r()) : r()));
+    await this.#server?.close();
     try {
       unlinkSync(this.#i.paths.socket);
     } catch {
