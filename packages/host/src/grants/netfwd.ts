@@ -86,9 +86,12 @@ export async function startForwarders(ports: readonly number[]): Promise<Forward
   const dir = mkdtempSync(join(tmpdir(), "sbx-net-"));
   chmodSync(dir, 0o755);
   const servers: Server[] = [];
+  const open = new Set<Socket>();
   try {
     for (const port of ports) {
       const s = createServer((c) => {
+        open.add(c);
+        c.on("close", () => open.delete(c));
         relay(c, port);
       });
       servers.push(s);
@@ -111,7 +114,11 @@ export async function startForwarders(ports: readonly number[]): Promise<Forward
     bind: { host: dir, inside: NET_DIR, writable: false },
     wrap: ["/usr/bin/bash", "-c", stage, RELAY, ports.join(",")],
     async stop() {
-      await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      // A connection the run left open (its peer on the host still talking) must not hold the
+      // run's end: every one is ended with the listeners.
+      const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      for (const c of open) c.destroy();
+      await closed;
       rmSync(dir, { recursive: true, force: true });
     },
   };
