@@ -3,7 +3,7 @@
 // crosses as a structured value, `{code, message, detail}` (errorToJson), and is rebuilt with its
 // code (errorFromJson), so `sbx suspend` and `sbx resume` exit exactly as they would had they acted
 // themselves; no code is read back out of a message.
-import { createConnection, createServer, type Socket } from "node:net";
+import { createConnection, createServer } from "node:net";
 import { chmodSync, unlinkSync } from "node:fs";
 import { errorFromJson, errorToJson, isCodedError, type ErrorJson } from "@sbx/wire";
 import { HostError } from "../errors.ts";
@@ -51,15 +51,22 @@ function refusalOf(error: unknown): Error {
   }
 }
 
+/**
+ * Thrown by a handler for a request it will not answer: its connection is ended unanswered, as a
+ * departing supervisor's would be, so the asker asks again or acts on the record (askSupervisor).
+ * A supervisor that has begun to end drops every request whose turn comes after that.
+ */
+export class Unanswerable extends Error {}
+
 /** A listening control channel. */
 export interface ControlServer {
   /**
-   * close stops listening and ends every connection still open, unanswered: a request queued
-   * behind the supervisor's own ending would otherwise hold the ending (and the run's lock) for as
-   * long as its asker waits, and the asker for as long as the ending. An asker whose channel breaks
-   * unanswered asks again or acts on the record (askSupervisor).
+   * close stops taking connections, without waiting for those still open: each is answered, or
+   * dropped, by its own request's turn. Waiting for them here let a request queued behind the
+   * supervisor's ending hold that ending (and the run's lock) for as long as its asker waited,
+   * and the asker for as long as the ending: both for ever.
    */
-  close(): Promise<void>;
+  close(): void;
 }
 
 /** serveControl listens on `path` (a stale socket file is replaced) and answers each request with `handle`. */
@@ -72,10 +79,7 @@ export async function serveControl(
   } catch {
     // none
   }
-  const open = new Set<Socket>();
   const server = createServer((sock) => {
-    open.add(sock);
-    sock.on("close", () => open.delete(sock));
     let buf = "";
     sock.setEncoding("utf8");
     sock.on("error", () => undefined);
@@ -93,7 +97,10 @@ export async function serveControl(
       }
       handle(req).then(
         (result) => sock.end(JSON.stringify({ ok: true, result: result ?? null }) + "\n"),
-        (e: unknown) => sock.end(JSON.stringify(replyOf(e)) + "\n"),
+        (e: unknown) => {
+          if (e instanceof Unanswerable) sock.destroy();
+          else sock.end(JSON.stringify(replyOf(e)) + "\n");
+        },
       );
     });
   });
@@ -103,11 +110,9 @@ export async function serveControl(
   });
   chmodSync(path, 0o600);
   return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of open) s.destroy();
-      }),
+    close: () => {
+      server.close();
+    },
   };
 }
 

@@ -22,7 +22,7 @@ export { IntervalJournal, attachLiveGate } from "./gated.ts";
 export type { HeldGate, LiveGateOptions } from "./gated.ts";
 export { watchInterval } from "./livecheck.ts";
 export type { IntervalWatch } from "./livecheck.ts";
-export { serveControl, askSupervisor } from "./control.ts";
+export { serveControl, askSupervisor, Unanswerable } from "./control.ts";
 export type { ControlRequest } from "./control.ts";
 export { runPaths, writeInfo, readInfo, defaultKeyPath, hostKeyOf, runRecordPath } from "./paths.ts";
 export type { RunPaths, RunKeyRef, RunInfo } from "./paths.ts";

@@ -32,7 +32,7 @@ import {
 import { readVerifiedRun } from "./record.ts";
 import { residentBytes } from "./freezer.ts";
 import type { RunLock } from "./lock.ts";
-import { serveControl, type ControlRequest, type ControlServer } from "./control.ts";
+import { serveControl, Unanswerable, type ControlRequest, type ControlServer } from "./control.ts";
 import type { RunPaths } from "./paths.ts";
 
 /** What a supervisor starts from: the run, its head, the sandbox to start, the lock it now owns. */
@@ -221,6 +221,10 @@ export class Supervisor {
   }
 
   async #handle(req: ControlRequest): Promise<unknown> {
+    // Its turn came after this supervisor began to end (a request queued behind the last
+    // interval's recording, or behind a release): not answered here, so its asker asks again or
+    // acts on the record itself, under the run's lock this supervisor no longer holds.
+    if (this.#finishing) throw new Unanswerable("the supervisor is ending");
     switch (req.op) {
       case "suspend":
         return this.suspend(req.release);
@@ -302,7 +306,7 @@ export class Supervisor {
         this.#i.say(`could not free the sandbox: ${e instanceof Error ? e.message : String(e)}`);
       },
     );
-    await this.#server?.close();
+    this.#server?.close();
     try {
       unlinkSync(this.#i.paths.socket);
     } catch {
