@@ -208,6 +208,7 @@ const KEPT: &[&str] = &[
     "portsAttributes",
     "otherPortsAttributes",
     "overrideCommand",
+    "privileged",
     "name",
 ];
 
@@ -220,9 +221,7 @@ fn refused_code(k: &str) -> &'static str {
         | "postStartCommand"
         | "postAttachCommand"
         | "waitFor" => "LifecycleCommand",
-        "privileged" | "capAdd" | "securityOpt" | "runArgs" | "mounts" | "workspaceMount" | "appPort" => {
-            "PrivilegeWidening"
-        }
+        "capAdd" | "securityOpt" | "runArgs" | "mounts" | "workspaceMount" | "appPort" => "PrivilegeWidening",
         "build" | "dockerFile" | "context" | "dockerComposeFile" | "service" | "runServices" => "BuildOrCompose",
         "features" | "overrideFeatureInstallOrder" => "FeatureInstall",
         _ => "UnknownMember",
@@ -641,6 +640,14 @@ fn environment(doc: &Value, cx: &mut Ctx) -> (Value, Vec<String>) {
             match x {
                 Value::Bool(true) => {}
                 Value::Bool(false) => cx.refuse(&ptr, "LifecycleCommand"),
+                _ => cx.refuse(&ptr, "InvalidValue"),
+            }
+        } else if k == "privileged" {
+            // §14.3: false is the default and narrows nothing (accepted, not part of the
+            // environment); true lifts the kernel's confinement.
+            match x {
+                Value::Bool(false) => {}
+                Value::Bool(true) => cx.refuse(&ptr, "PrivilegeWidening"),
                 _ => cx.refuse(&ptr, "InvalidValue"),
             }
         } else if k == "name" {

@@ -47,6 +47,7 @@ const KEPT = [
   "portsAttributes",
   "otherPortsAttributes",
   "overrideCommand",
+  "privileged",
 ];
 const IGNORED = [
   "customizations",
@@ -83,6 +84,9 @@ function environment(d: Record<string, unknown>): JsonObject {
   for (const k of Object.keys(d))
     if (!KEPT.includes(k) && !IGNORED.includes(k) && k !== "name")
       throw new Error(`manifest oracle: member ${k} is not accepted`);
+  // §14.3: privileged is accepted only as false, its default, and is not part of the environment.
+  if (d.privileged !== undefined && d.privileged !== false)
+    throw new Error("manifest oracle: privileged other than false is not accepted");
   // The image without its tag: name@sha256:<hex>; a tag is a ':' after the name's last '/'.
   const [ref, digest] = String(d.image).split("@") as [string, string];
   const slash = ref.lastIndexOf("/");

@@ -5,9 +5,9 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { digestBytes, isDigest, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
+import { digestBytes, parseDigest, toHex, utf8, type Digest, type KeyPair } from "@sbx/wire";
 import { FileStore, writeFileDurably } from "../store/index.ts";
-import { runStoreDir } from "../stores/index.ts";
+import { namesRun, resolveRun, runStoreDir } from "../stores/index.ts";
 import { readKey, writeNewKey } from "../keys.ts";
 
 /** The live paths of one run in one store. */
@@ -101,8 +101,12 @@ export function hostKeyOf(
   return kp;
 }
 
-/** runRecordPath: a record file as given, or, for a run id that is not a file, its file in the run store. */
+/**
+ * runRecordPath: a record file as given, or, for a run (its id or a unique prefix, namesRun), its
+ * file in the run store, found by the rule of `sbx show` (resolveRun: `RunNotFound`, `RunAmbiguous`).
+ */
 export function runRecordPath(arg: string, storeGiven: string | undefined): string {
-  if (!isDigest(arg) || existsSync(arg)) return arg;
-  return FileStore.open(runStoreDir(storeGiven), { readOnly: true }).recordPath(arg);
+  if (!namesRun(arg)) return arg;
+  const store = FileStore.open(runStoreDir(storeGiven), { readOnly: true });
+  return store.recordPath(resolveRun(store, arg));
 }

@@ -1,5 +1,6 @@
 // A run named on the command line: its full id (head₀, `blake3:<64 hex>`) or a unique prefix of it,
 // with or without `blake3:`, among the records of the run store.
+import { existsSync } from "node:fs";
 import type { Digest } from "@sbx/wire";
 import { HostError } from "../errors.ts";
 import type { FileStore } from "../store/index.ts";
@@ -18,6 +19,16 @@ export async function resolveStoreRun(
   ref: string | undefined,
 ): Promise<Digest> {
   return resolveRunIn(await store.recordIds(), ref, `store ${store.root}`);
+}
+
+/**
+ * namesRun tells whether an argument of `sbx verify` or `sbx report`, which take a record file or a
+ * run, names a run: no such path exists, and it is written as a run id or a prefix (hex digits, or
+ * anything after `blake3:`, which resolveRunIn then checks). A record file keeps its path: a file
+ * named like a prefix is the file.
+ */
+export function namesRun(arg: string): boolean {
+  return !existsSync(arg) && (arg.startsWith("blake3:") || /^[0-9a-f]{1,64}$/.test(arg));
 }
 
 /** resolveRunIn is resolveRun over a list of run ids (the runs of `where`). */

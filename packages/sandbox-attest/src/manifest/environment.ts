@@ -63,6 +63,7 @@ export function buildEnvironment(doc: JsonObject, out: Sink): ManifestEnvironmen
     portAttributes(doc.otherPortsAttributes, "/otherPortsAttributes", out),
   );
   checkOverrideCommand(doc, out);
+  checkPrivileged(doc, out);
   if (doc.name !== undefined) text(doc.name, "/name", out, false);
   if (
     out.length > before ||
@@ -96,6 +97,14 @@ function checkOverrideCommand(doc: JsonObject, out: Sink): void {
   if (doc.overrideCommand === undefined) return;
   const v = bool(doc.overrideCommand, "/overrideCommand", out);
   if (v === false) out.push({ pointer: "/overrideCommand", code: "LifecycleCommand" });
+}
+
+// privileged: false is the default and narrows nothing, so it is accepted and dropped (the
+// environment has no member for it); true would lift the kernel's confinement of the sandbox (§14.3).
+function checkPrivileged(doc: JsonObject, out: Sink): void {
+  if (doc.privileged === undefined) return;
+  if (bool(doc.privileged, "/privileged", out) === true)
+    out.push({ pointer: "/privileged", code: "PrivilegeWidening" });
 }
 
 function portsBack(a: PortAttributes): JsonObject {

@@ -18,6 +18,8 @@ export const KEPT_MEMBERS: readonly string[] = [
   "portsAttributes",
   "otherPortsAttributes",
   "overrideCommand",
+  // Checked, never normalised: `false` (the default) is dropped, `true` refused (environment.ts).
+  "privileged",
 ];
 
 /**
@@ -49,8 +51,8 @@ export const REFUSED_MEMBERS: Readonly<Record<string, MemberCode>> = Object.assi
     postStartCommand: "LifecycleCommand",
     postAttachCommand: "LifecycleCommand",
     waitFor: "LifecycleCommand",
-    // Widening: privileges, host paths, raw runtime arguments, published host ports.
-    privileged: "PrivilegeWidening",
+    // Widening: privileges, host paths, raw runtime arguments, published host ports. (`privileged`
+    // is kept: only `true` widens, and environment.ts refuses it.)
     capAdd: "PrivilegeWidening",
     securityOpt: "PrivilegeWidening",
     runArgs: "PrivilegeWidening",

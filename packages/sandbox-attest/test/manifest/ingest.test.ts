@@ -113,7 +113,7 @@ test("refused: every member class, all at once, each with its code and pointer",
     postStartCommand: "x",
     postAttachCommand: "x",
     waitFor: "postCreateCommand",
-    privileged: false,
+    privileged: true,
     capAdd: ["SYS_PTRACE"],
     securityOpt: ["seccomp=unconfined"],
     runArgs: ["--net=host"],
@@ -179,6 +179,24 @@ test("refused: every member class, all at once, each with its code and pointer",
     "/workspaceMount PrivilegeWidening",
   ];
   assert.deepEqual(r.members, want);
+});
+
+test("privileged: false (the default) is accepted and dropped; true widens; any other value is InvalidValue", () => {
+  const plain = ok(`{"image": "${PIN}"}`);
+  const off = ok(`{"image": "${PIN}", "privileged": false}`);
+  // Dropped: the same environment, so the same address; nothing listed as ignored.
+  assert.deepEqual(off.environment, plain.environment);
+  assert.equal(off.address, plain.address);
+  assert.deepEqual(off.ignored, []);
+  assert.deepEqual(refusal(`{"image": "${PIN}", "privileged": true}`).members, [
+    "/privileged PrivilegeWidening",
+  ]);
+  for (const v of [`"no"`, `"false"`, "0", "null", "[]", "{}"])
+    assert.deepEqual(
+      refusal(`{"image": "${PIN}", "privileged": ${v}}`).members,
+      ["/privileged InvalidValue"],
+      v,
+    );
 });
 
 test("refused: image absent, unpinned, pinned by another algorithm, or not a reference", () => {

@@ -12,7 +12,7 @@ import { collectFleet, collectRun } from "../../report/collect.ts";
 import type { RunBundle } from "../../report/bundle.ts";
 import { reportHtml } from "../../report/html.ts";
 import { collectPgRun } from "../../report/pgcollect.ts";
-import { runStoreDir, runStoreUrl } from "@sbx/host/stores";
+import { namesRun, resolveRun, runStoreDir, runStoreUrl } from "@sbx/host/stores";
 
 const EMBED_MAX = 16 * 1024 * 1024;
 const RECORD_MAX = 512 * 1024 * 1024;
@@ -22,20 +22,22 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   Writes one self-contained HTML page (styles, script and data inlined; it fetches nothing) that
   verifies in the reader's browser, with the project's own wire code (BLAKE3, canonical JSON, DSSE
   Ed25519), everything it shows.
-  A run record (a file, or a run id: its genesis head, found in the run store): the record and every
-  object it references that the store holds are embedded as stored; the page checks every head, every
-  signature, every binding and every snapshot tree, and shows a verdict per object and for the run
-  (VALID, UNTRUSTED without a trusted key, INVALID with the code), a timeline of the segments, energy
-  per segment by provenance with idle energy where the run was parked, the journal events and exec
-  decisions of each interval (searchable), and the objects with their addresses. The journal of an
-  interval is the one the store keeps (durable runs keep each interval's, sandbox-attest §13.7.3),
-  walked from the root its attestation signs and checked node by node in the page.
+  A run record (a file, or RUN: a run's id, its genesis head, or a unique prefix of it, with or
+  without blake3:, found in the run store as sbx show finds it; a path that exists is the file): the
+  record and every object it references that the store holds are embedded as stored; the page checks
+  every head, every signature, every binding and every snapshot tree, and shows a verdict per object
+  and for the run (VALID, UNTRUSTED without a trusted key, INVALID with the code), a timeline of the
+  segments, energy per segment by provenance with idle energy where the run was parked, the journal
+  events and exec decisions of each interval (searchable), and the objects with their addresses. The
+  journal of an interval is the one the store keeps (durable runs keep each interval's,
+  sandbox-attest §13.7.3), walked from the root its attestation signs and checked node by node in
+  the page.
   A fleet file (sbx fleet build): the receipt's verdict, the items by energy, and a membership proof
   checked in the page for any item the reader picks, or one the reader pastes.
   --out FILE        the page to write (default report.html)
   --trust FILE|DID  a trusted host key to embed (repeatable); the reader may replace them in the page
   --store DIR       the store the record points into (default: the store the record file lives in;
-                    for a run id: --store, else SBX_STORE, else the XDG default); for a run id, a
+                    for a RUN: --store, else SBX_STORE, else the XDG default); for a RUN, a
                     postgres:// connection string reads the run and its objects from that database
   --record-only     embed the record alone
   --journal FILE    a journal ({head, events} as sbx run --out writes it, or a list of events) to embed
@@ -44,7 +46,8 @@ const help = `usage: sbx report RUN|RECORD.runrecord|FLEET.json [--out report.ht
   --embed-max BYTES most bytes of snapshot files and memory images to embed (default ${EMBED_MAX});
                     those left out are listed as not embedded, never counted as checked
   --head DIGEST     the head the record must end at; the page checks it (HeadMismatch)
-exit: 0 written, 2 usage error or unusable input`;
+exit: 0 written, 2 usage error or unusable input (RunNotFound, RunAmbiguous: an unknown or
+      ambiguous RUN)`;
 
 function findStore(recordPath: string): string | null {
   const root = dirname(dirname(resolve(recordPath)));
@@ -83,10 +86,9 @@ interface Values {
 }
 
 function runSource(arg: string, v: Values): { path: string; store: FileStore | null } {
-  if (isDigest(arg) && !existsSync(arg)) {
+  if (namesRun(arg)) {
     const store = openStore(runStoreDir(v.store));
-    const path = store.recordPath(arg);
-    if (!existsSync(path)) throw new CliError("Unreadable", `no run ${arg} in the store ${store.root}`);
+    const path = store.recordPath(resolveRun(store, arg));
     return { path, store: v["record-only"] === true ? null : store };
   }
   if (v["record-only"] === true) return { path: arg, store: null };
@@ -126,14 +128,16 @@ export const command: Command = {
     const arg = positionals[0]!;
     const out = values.out ?? "report.html";
     const trust = (values.trust ?? []).map((t) => readPrincipal(t));
-    if (!isDigest(arg) || existsSync(arg)) {
+    // A run: its id or a unique prefix, found by the rule of sbx show (runref.ts); else a file.
+    const run = namesRun(arg);
+    if (!run) {
       if (!existsSync(arg)) throw new CliError("Unreadable", `cannot read ${arg}: no such file`);
       if (!statSync(arg).isFile()) throw new CliError("NotAFile", `${arg} is not a file`);
     }
     let html: string;
     let what: string;
-    // A run id with a PostgreSQL run store: the run and its objects read from the database.
-    const url = isDigest(arg) && !existsSync(arg) ? runStoreUrl(values.store) : null;
+    // A run with a PostgreSQL run store: the run and its objects read from the database.
+    const url = run ? runStoreUrl(values.store) : null;
     if (url !== null) {
       const opts = {
         embedMax: embedMax(values["embed-max"]),
@@ -144,7 +148,7 @@ export const command: Command = {
       const bundle = await collectPgRun(url, arg, opts, values["record-only"] === true);
       html = reportHtml(bundle);
       what = whatOf(bundle);
-    } else if (isFleetFile(arg)) {
+    } else if (!run && isFleetFile(arg)) {
       const bundle = collectFleet(readInput(arg, "fleet file", 16 * 1024 * 1024), basename(arg), trust);
       html = reportHtml(bundle);
       what = "fleet";

@@ -2,16 +2,14 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { FileStore, isHeadArg, reportOf, verifyRecordFiles, type FilesReport } from "@sbx/host/store";
-import { redactUrl, verifyPgRun } from "@sbx/host/pg";
-import { isDigest } from "@sbx/wire";
+import { verifyPgRun } from "@sbx/host/pg";
 import { EXIT, parseOptions, printJson, UsageError, type Command, type Io } from "../../command.ts";
 import { CliError } from "../../errors.ts";
 import { runRecordPath } from "@sbx/host/durable";
-import { withPg } from "@sbx/host/stores";
-import { runStoreUrl } from "@sbx/host/stores";
+import { namesRun, resolvePgRun, runStoreUrl, withPg } from "@sbx/host/stores";
 import { TRUST_HELP, TRUST_OPTIONS, trustedOption, trustOf, verdict, type Trust } from "../../trust.ts";
 
-const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
+const help = `usage: sbx verify RUN|<record.runrecord> (--trust FILE|DID… | --any-signer) [--store DIR | --record-only]
                   [--head DIGEST] [--json]
   Verifies a durable run record (sandbox-attest §13) from files alone: the record's wire form, every
   head from genesis, phase alternation, snapshot identity at every resume; then every object the
@@ -25,14 +23,16 @@ const help = `usage: sbx verify <record.runrecord>|RUN (--trust FILE|DID… | --
   UNTRUSTED with --any-signer; missing objects are listed.
 ${TRUST_HELP}
   --host DID      the same as --trust (older name)
+  RUN             a run's id (blake3:…) or a unique prefix of it, with or without blake3:, as sbx show
+                  takes it (RunNotFound, RunAmbiguous: exit 2); a path that exists is a record file
   --store DIR     the store the record points into (default: the store the record file lives in);
-                  with a run id RUN (blake3:…), the run store that holds it (default $SBX_STORE, XDG);
-                  a postgres:// store is read and verified in the database itself
+                  for a RUN, the run store that holds it (default $SBX_STORE, XDG); a postgres://
+                  store is read and verified in the database itself
   --record-only   check the record file alone, no objects
   --head DIGEST   the head the record must end at (catches a record cut back at a segment boundary)
   --json          print the full report as JSON ({valid, trusted, signers, …})
 exit: 0 valid (or UNTRUSTED with --any-signer), 1 invalid (the code names what broke), 2 usage error
-      (no --trust), unreadable record, or no store`;
+      (no --trust), unreadable record, unknown or ambiguous RUN, or no store`;
 
 function findStore(recordPath: string, given: string | undefined): string | null {
   if (given !== undefined) return given;
@@ -87,7 +87,7 @@ export const command: Command = {
       json: { type: "boolean" },
       ...TRUST_OPTIONS,
     });
-    if (positionals.length !== 1) throw new UsageError("exactly one record file is required");
+    if (positionals.length !== 1) throw new UsageError("exactly one RUN or record file is required");
     const trust = trustOf(values, values.host);
     if (values.head !== undefined && !isHeadArg(values.head))
       throw new UsageError("--head must be a blake3:<64 hex> digest");
@@ -95,16 +95,15 @@ export const command: Command = {
       ...(values.head !== undefined ? { expectHead: values.head } : {}),
       ...trustedOption(trust, "hosts"),
     };
-    // A run id (as sbx run printed it) names the record in the run store (--store, $SBX_STORE, XDG).
-    // With a PostgreSQL run store, the run is read and verified from the database itself (pgruns.ts).
+    // A run (its id as sbx run printed it, or a unique prefix: the rule of sbx show, runref.ts) names
+    // the record in the run store (--store, $SBX_STORE, XDG). With a PostgreSQL run store, the run is
+    // read and verified from the database itself (pgruns.ts).
     const arg = positionals[0]!;
-    const runId = isDigest(arg) && !existsSync(arg) ? arg : null;
-    const url = runId !== null ? runStoreUrl(values.store) : null;
-    if (runId !== null && url !== null) {
+    const url = namesRun(arg) ? runStoreUrl(values.store) : null;
+    if (url !== null) {
       const report = await withPg(url, async (pg) => {
-        if (!(await pg.listRecords()).includes(runId))
-          throw new CliError("Unreadable", `no run ${runId} in ${redactUrl(url)}`);
-        return reportOf((await verifyPgRun(pg, runId, opts, values["record-only"] === true)).run);
+        const id = await resolvePgRun(pg, arg);
+        return reportOf((await verifyPgRun(pg, id, opts, values["record-only"] === true)).run);
       });
       return done(report, trust, values.json === true, io);
     }

@@ -76,6 +76,11 @@ export function ingestVectors(): Vector[] {
       `{"customizations":{},"image":"${PIN}",/*x*/"init":false,"workspaceFolder":"/workspace"}`,
     ),
     ingestOk("bom", "a leading byte-order mark is skipped", `\uFEFF{"image": "${PIN}"}`),
+    ingestOk(
+      "privileged-false",
+      "privileged: false (the default) is accepted and dropped: the environment of the minimal document",
+      `{"image": "${PIN}", "privileged": false}`,
+    ),
     // §14.3 "Value forms": the forms the earlier text left open, each accepted where a narrower
     // reading would refuse it.
     ingestOk(
@@ -123,7 +128,6 @@ const MEMBER_CODES: [string, Json, string][] = [
   ["postAttachCommand", "x", "LifecycleCommand"],
   ["waitFor", "onCreateCommand", "LifecycleCommand"],
   ["overrideCommand", false, "LifecycleCommand"],
-  ["privileged", true, "PrivilegeWidening"],
   ["capAdd", ["SYS_ADMIN"], "PrivilegeWidening"],
   ["securityOpt", ["seccomp=unconfined"], "PrivilegeWidening"],
   ["runArgs", ["--network=host"], "PrivilegeWidening"],
@@ -164,6 +168,30 @@ export function refusalVectors(): Vector[] {
         [[`/${name}`, code]],
       ),
     );
+  // §14.3: privileged is refused only for what widens. true lifts the kernel's confinement; false is
+  // the default (vector c7-ingest-privileged-false, and accepted below); anything else is no boolean.
+  out.push(
+    ...refused(
+      "member-privileged",
+      "privileged: true widens the sandbox's confinement (PrivilegeWidening)",
+      JSON.stringify({ image: PIN, privileged: true }),
+      [["/privileged", "PrivilegeWidening"]],
+    ),
+    ...refused(
+      "privileged-not-boolean",
+      'privileged: "no" is not a boolean (InvalidValue), not read as false',
+      JSON.stringify({ image: PIN, privileged: "no" }),
+      [["/privileged", "InvalidValue"]],
+    ),
+    okCase(
+      C,
+      "c7-refusals-privileged-false",
+      "privileged: false narrows nothing: accepted, no members",
+      "manifest.refusals",
+      { source: JSON.stringify({ image: PIN, privileged: false }) },
+      { code: "accepted", members: [] },
+    ),
+  );
   for (const [v, code] of SUBSTITUTIONS)
     out.push(
       ...refused(
