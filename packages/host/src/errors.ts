@@ -90,6 +90,8 @@ export type HostErrorCode =
   | "RunNotLive"
   | "BadIntervalFile"
   | "ControlFailed"
+  // §13.10a item 9 `sbx wait --timeout`: the run was still going when the wait gave up
+  | "WaitTimeout"
   // §13.10 run archives and run references
   | "BadArchive"
   | "DuplicateMember"

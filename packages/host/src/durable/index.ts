@@ -44,3 +44,5 @@ export {
   writeOpenInterval,
 } from "./orphan.ts";
 export type { OpenInterval } from "./orphan.ts";
+export { waitRun, waitText, outcomeLine, liveRuns } from "./watch.ts";
+export type { WaitEnd, WaitOptions, LiveRun } from "./watch.ts";
