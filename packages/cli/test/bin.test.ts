@@ -3,7 +3,7 @@
 // to build when nothing is built.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,17 @@ const VERSION = (JSON.parse(readFileSync(join(CLI, "package.json"), "utf8")) as 
 function bin(path: string, argv: string[]) {
   const r = spawnSync(process.execPath, [path, ...argv], { encoding: "utf8" });
   return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+function binAsync(path: string, argv: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [path, ...argv]);
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (b: Buffer) => (out += b.toString()));
+    p.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    p.on("close", (code) => resolve({ code, out, err }));
+  });
 }
 
 test("the compiled bins print their version and exit 0, with nothing on stderr", () => {
@@ -42,13 +53,20 @@ test("every command of the sources answers --help from the compiled bin, found t
     const index = JSON.parse(
       readFileSync(join(CLI, "dist", "commands", tool, "index.json"), "utf8"),
     ) as Record<string, string[]>;
-    for (const c of await loadCommands(tool)) {
+    const cmds = await loadCommands(tool);
+    for (const c of cmds) {
       const word = c.name.split(" ")[0] ?? "";
       assert.ok((index[word] ?? []).length > 0, `${tool} ${c.name}: its first word is in the index`);
-      const r = bin(join(CLI, "bin", `${tool}.mjs`), [...c.name.split(" "), "--help"]);
+    }
+    // Side by side: one process each, as a user would start them.
+    const ran = await Promise.all(
+      cmds.map((c) => binAsync(join(CLI, "bin", `${tool}.mjs`), [...c.name.split(" "), "--help"])),
+    );
+    cmds.forEach((c, i) => {
+      const r = ran[i]!;
       assert.equal(r.code, 0, `${tool} ${c.name} --help: ${r.err}`);
       assert.match(r.out, new RegExp(`^usage: ${tool} ${c.name}\\b`, "m"), `${tool} ${c.name} --help`);
-    }
+    });
   }
 });
 
