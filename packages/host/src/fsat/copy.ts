@@ -22,6 +22,7 @@ import {
   lchownSync,
   lutimesSync,
   mkdirSync,
+  readSync,
   renameSync,
   symlinkSync,
   type Stats,
@@ -142,16 +143,95 @@ function copyChildren(links: Links, src: number, dst: number): void {
 
 /**
  * replaceTreeAt makes the directory open as `dst` hold what the directory open as `src` holds, and
- * nothing else: its entries are removed, then `src`'s copied in (see the file comment), and `dst`
- * itself takes `src`'s owner, mode and times. Refuses `TreeCopyFailed` when a helper program fails.
+ * nothing else: what `src` lacks is removed, a file `src` holds unchanged is left alone, the rest is
+ * copied in (see the file comment), and `dst` itself takes `src`'s owner, mode and times. Refuses
+ * `TreeCopyFailed` when a helper program fails.
  */
 export function replaceTreeAt(src: number, dst: number): void {
-  for (const name of listAt(dst)) removeTreeAt(dst, name);
   const links: Links = new Map();
   try {
-    copyChildren(links, src, dst);
+    mergeChildren(links, src, dst);
   } finally {
     for (const fd of links.values()) closeQuiet(fd);
   }
   attributes(dst, fstatSync(src));
+}
+
+/**
+ * mergeChildren makes `dst`'s entries `src`'s: a name `src` lacks is removed, a directory in both
+ * is merged, a regular file `src` holds unchanged is left as it is, anything else is replaced by a
+ * copy. Leaving an unchanged file alone keeps its inode, its times to the nanosecond and its ctime,
+ * so a run that did not touch it neither journals it as written (§8.2: run/files.ts compares
+ * stamps) nor moves its times (the workspace's image keeps whole seconds only).
+ */
+function mergeChildren(links: Links, src: number, dst: number): void {
+  const names = listAt(src);
+  const keep = new Set(names.map((n) => n.toString("latin1")));
+  for (const name of listAt(dst)) if (!keep.has(name.toString("latin1"))) removeTreeAt(dst, name);
+  for (const name of names) {
+    const s = lstatAt(src, name);
+    const d = lstatAt(dst, name);
+    if (s !== null && d !== null) {
+      if (s.isDirectory() && d.isDirectory()) {
+        mergeDirectory(links, src, dst, name);
+        continue;
+      }
+      if (unchanged(src, dst, name, s, d)) continue;
+      removeTreeAt(dst, name);
+    }
+    copyEntry(links, src, dst, name);
+  }
+}
+
+function mergeDirectory(links: Links, src: number, dst: number, name: Buffer): void {
+  const from = openDirAt(src, name);
+  if (from === null) return;
+  try {
+    const to = openDirAt(dst, name);
+    if (to === null) failed("merge", `${name.toString()} changed while it was merged`);
+    try {
+      mergeChildren(links, from.fd, to.fd);
+      attributes(to.fd, from.st);
+    } finally {
+      closeSync(to.fd);
+    }
+  } finally {
+    closeSync(from.fd);
+  }
+}
+
+/**
+ * unchanged: `name` is one regular file in both (one name each: a file with several is always
+ * copied, so its names keep sharing one inode), of the same size, owner, mode and modification
+ * second (the image's precision), and the same bytes.
+ */
+function unchanged(src: number, dst: number, name: Buffer, s: Stats, d: Stats): boolean {
+  if (!s.isFile() || !d.isFile() || s.nlink > 1 || d.nlink > 1) return false;
+  if (s.size !== d.size || s.uid !== d.uid || s.gid !== d.gid || (s.mode & 0o7777) !== (d.mode & 0o7777))
+    return false;
+  if (Math.floor(s.mtimeMs / 1000) !== Math.floor(d.mtimeMs / 1000)) return false;
+  const a = openFileAt(src, name);
+  if (a === null) return false;
+  try {
+    const b = openFileAt(dst, name);
+    if (b === null) return false;
+    try {
+      return sameBytes(a.fd, b.fd, s.size);
+    } finally {
+      closeSync(b.fd);
+    }
+  } finally {
+    closeSync(a.fd);
+  }
+}
+
+function sameBytes(a: number, b: number, size: number): boolean {
+  const x = Buffer.allocUnsafe(1 << 16);
+  const y = Buffer.allocUnsafe(1 << 16);
+  for (let at = 0; at < size;) {
+    const n = readSync(a, x, 0, x.length, at);
+    if (n <= 0 || readSync(b, y, 0, n, at) !== n || x.compare(y, 0, n, 0, n) !== 0) return false;
+    at += n;
+  }
+  return true;
 }

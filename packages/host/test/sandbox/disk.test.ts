@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -137,6 +138,40 @@ test("what the workspace held is there inside, what the unit wrote is there afte
     // what it held counts: 16 MiB in all
     assert.ok(statSync(join(ws, "more")).size <= 13 * MiB);
     assert.equal(readFileSync(join(ws, "held"), "utf8").length, 3 * MiB);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("a file the unit did not touch comes back as it was: same inode, times to the nanosecond, not journaled", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "sbx-disk-"));
+  try {
+    mkdirSync(join(ws, "sub"));
+    for (const f of ["kept", "sub/kept", "rewritten", "gone"]) writeFileSync(join(ws, f), `${f}\n`);
+    await inSandbox("true", { workspace: ws }); // hands the workspace to the sandbox's user first
+    const before = (f: string) => statSync(join(ws, f), { bigint: true });
+    const was = { kept: before("kept"), sub: before("sub/kept") };
+    const r = await inSandbox("printf 'REWRITTEN\\n' > rewritten; rm gone; echo new > made", {
+      workspace: ws,
+    });
+    assert.deepEqual(r.outcome, { status: "exited", exit_code: 0 });
+    for (const [f, st] of [
+      ["kept", was.kept],
+      ["sub/kept", was.sub],
+    ] as const) {
+      const now = before(f);
+      assert.equal(now.ino, st.ino, `${f}: the same inode`);
+      assert.equal(now.mtimeNs, st.mtimeNs, `${f}: the same modification time, to the nanosecond`);
+      assert.equal(now.ctimeNs, st.ctimeNs, `${f}: not changed at all`);
+    }
+    assert.equal(readFileSync(join(ws, "rewritten"), "utf8"), "REWRITTEN\n");
+    assert.equal(readFileSync(join(ws, "made"), "utf8"), "new\n");
+    assert.equal(existsSync(join(ws, "gone")), false);
+    const written = r.journal.events
+      .filter((e) => e.type === "file.write")
+      .map((e) => (e as { path: string }).path)
+      .sort();
+    assert.deepEqual(written, ["made", "rewritten"], "only what the unit wrote is journaled");
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
