@@ -11,7 +11,13 @@ import type { ExecPolicy } from "@sbx/sandbox-attest/execpolicy";
 import type { Level } from "@sbx/sandbox-attest/unit";
 import { startMeter, type Meter } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
-import { startSandbox, type Sandbox, type SandboxExit, type SandboxOptions } from "../sandbox/sandbox.ts";
+import {
+  handOver,
+  startSandbox,
+  type Sandbox,
+  type SandboxExit,
+  type SandboxOptions,
+} from "../sandbox/sandbox.ts";
 import { checkBuiltFrom } from "../run/built.ts";
 import { digestFile, programInSandbox } from "../run/program.ts";
 import { StreamRecorder } from "../run/stdio.ts";
@@ -104,6 +110,7 @@ export class LiveSandbox {
    */
   static async start(o: LiveOptions): Promise<LiveSandbox> {
     const prog = { path: programInSandbox(o.argv[0] ?? "", o.sandbox) };
+    handOver(o.sandbox); // before the stamps: the hand-over is not journaled as the unit's writes
     const before = scanFiles(o.sandbox.workspace);
     const gated = o.execPolicy !== undefined;
     const sb = startSandbox(o.argv, gated ? { ...o.sandbox, gated } : o.sandbox, "ignore");

@@ -28,7 +28,13 @@ import { meterCommand, startMeter, type MeterOptions } from "../meter/index.ts";
 import { HostError } from "../errors.ts";
 import { providedLevel, statedLevel } from "../sandbox/level.ts";
 import type { LimitHits } from "../sandbox/cgroup.ts";
-import { startSandbox, type Provided, type Sandbox, type SandboxOptions } from "../sandbox/sandbox.ts";
+import {
+  handOver,
+  startSandbox,
+  type Provided,
+  type Sandbox,
+  type SandboxOptions,
+} from "../sandbox/sandbox.ts";
 import { checkBuiltFrom } from "./built.ts";
 import { digestFile, programInSandbox, resolveProgram, type Resolved } from "./program.ts";
 import { StreamRecorder, type StreamSummary } from "./stdio.ts";
@@ -365,6 +371,7 @@ async function executeSandboxed(
   prog: Extract<Resolved, { path: string }>,
 ): Promise<Executed> {
   const watch = o.watch ?? so.workspace;
+  if (o.startSandbox === undefined) handOver(so); // before the stamps: not journaled as the unit's
   const before = scanFiles(watch);
   const binary = digestFile(prog.path);
   const gated = o.execPolicy !== undefined;

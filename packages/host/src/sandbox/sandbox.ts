@@ -208,6 +208,16 @@ function readyReader(stream: Readable): Promise<boolean> {
 }
 
 /**
+ * handOver (§5.1) gives the workspace to the sandbox's user, as startSandbox does first: a caller
+ * that takes the workspace's stamps before the sandbox starts (the journal's file scan, §8.2) hands
+ * it over first, so the hand-over's own change of owner (a new ctime on every file) is not read as
+ * the unit's writes. Refuses what resolveSpec refuses.
+ */
+export function handOver(o: SandboxOptions): void {
+  handWorkspace(o.workspace, resolveSpec(o).hostUid);
+}
+
+/**
  * startSandbox (§5.1–§5.4) starts `argv` in a new sandbox with stdio `stdin` (ignored or a pipe) and
  * stdout/stderr pipes. Refuses (`SandboxUnavailable`) where no sandbox can be built, and
  * (`LimitUnavailable`, `CgroupUnavailable`, `DiskLimitUnavailable` for a writable bind) when a limit
