@@ -202,14 +202,16 @@ function mergeDirectory(links: Links, src: number, dst: number, name: Buffer): v
 
 /**
  * unchanged: `name` is one regular file in both (one name each: a file with several is always
- * copied, so its names keep sharing one inode), of the same size, owner, mode and modification
- * second (the image's precision), and the same bytes.
+ * copied, so its names keep sharing one inode), of the same size, owner and mode, with the
+ * modification time the image was made with (the directory's, in whole seconds), and the same bytes.
  */
 function unchanged(src: number, dst: number, name: Buffer, s: Stats, d: Stats): boolean {
   if (!s.isFile() || !d.isFile() || s.nlink > 1 || d.nlink > 1) return false;
   if (s.size !== d.size || s.uid !== d.uid || s.gid !== d.gid || (s.mode & 0o7777) !== (d.mode & 0o7777))
     return false;
-  if (Math.floor(s.mtimeMs / 1000) !== Math.floor(d.mtimeMs / 1000)) return false;
+  // The image holds what it was made from at whole seconds; a file written in it since has the
+  // kernel's finer time. Left alone only with the time the image was made with.
+  if (s.mtimeMs % 1000 !== 0 || Math.floor(d.mtimeMs / 1000) !== s.mtimeMs / 1000) return false;
   const a = openFileAt(src, name);
   if (a === null) return false;
   try {
