@@ -81,21 +81,7 @@ function copyEntry(links: Links, src: number, dst: number, name: Buffer): void {
   if (st === null) return;
   const at = atPath(dst, name);
   if (st.isDirectory()) {
-    const from = openDirAt(src, name);
-    if (from === null) return;
-    try {
-      mkdirSync(at, { mode: 0o700 });
-      const to = openDirAt(dst, name);
-      if (to === null) failed("mkdir", `${name.toString()} changed while it was made`);
-      try {
-        copyChildren(links, from.fd, to.fd);
-        attributes(to.fd, from.st);
-      } finally {
-        closeSync(to.fd);
-      }
-    } finally {
-      closeSync(from.fd);
-    }
+    mergeDirectory(links, src, dst, name, true);
     return;
   }
   if (st.isFile()) {
@@ -135,10 +121,6 @@ function copyEntry(links: Links, src: number, dst: number, name: Buffer): void {
   lchownSync(at, st.uid, st.gid);
   if (!st.isSymbolicLink()) chmodSync(at, st.mode & 0o7777);
   lutimesSync(at, st.atime, st.mtime);
-}
-
-function copyChildren(links: Links, src: number, dst: number): void {
-  for (const name of listAt(src)) copyEntry(links, src, dst, name);
 }
 
 /**
@@ -183,12 +165,14 @@ function mergeChildren(links: Links, src: number, dst: number): void {
   }
 }
 
-function mergeDirectory(links: Links, src: number, dst: number, name: Buffer): void {
+/** mergeDirectory merges the directory `name` of `src` into `dst`'s, which `make` makes first (a copy). */
+function mergeDirectory(links: Links, src: number, dst: number, name: Buffer, make = false): void {
   const from = openDirAt(src, name);
   if (from === null) return;
   try {
+    if (make) mkdirSync(atPath(dst, name), { mode: 0o700 });
     const to = openDirAt(dst, name);
-    if (to === null) failed("merge", `${name.toString()} changed while it was merged`);
+    if (to === null) failed(make ? "mkdir" : "merge", `${name.toString()} changed while it was made`);
     try {
       mergeChildren(links, from.fd, to.fd);
       attributes(to.fd, from.st);
